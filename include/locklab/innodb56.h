@@ -1,0 +1,98 @@
+/*
+ * innodb56.h: the InnoDB 5.6 mutex (ib_mutex_t), modelled step by step.
+ *
+ *   lock_word  0 FREE, 1 HELD: taken by an atomic test-and-set
+ *   waiters    1: a thread may sleep on `event` (set before it sleeps,
+ *              cleared by the unlocker that wakes them)
+ *   event      os_event_t: pthread mutex + cond + is_set + signal_count
+ *
+ *   lock:   TAS; on failure mutex_spin_wait():
+ *             spin: while HELD and i < sync_spin_loops:
+ *                     ut_delay(random 0..spin_wait_delay), i++
+ *                   (one delay unit = pause_multiplier spin waits)
+ *             rounds exhausted: sched_yield() once; TAS; i++; repeat
+ *             until i reaches sync_spin_loops, then
+ *             reserve a cell in a sync array (under the array's pthread
+ *             mutex, linear scan for a free cell; reset the event and keep
+ *             its signal_count), waiters = 1, TAS up to 4 times, then
+ *             sleep on the event until it is set after our reset; free the
+ *             cell; start over from the spin.
+ *   unlock: lock_word = 0 (full barrier); if waiters: waiters = 0 and set
+ *           the event: pthread_cond_broadcast wakes EVERY sleeper, and they
+ *           all race for the word again: the thundering herd of seed 001.
+ *
+ * Knobs default to InnoDB 5.6's: innodb_sync_spin_loops=30,
+ * innodb_spin_wait_delay=6, 50 PAUSEs per delay unit (hard-coded in 5.6;
+ * MySQL 5.7 made it innodb_spin_wait_pause_multiplier), and
+ * innodb_sync_array_size=1.
+ */
+#ifndef LOCKLAB_INNODB56_H
+#define LOCKLAB_INNODB56_H
+
+#include <errno.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <time.h>
+
+#include "locklab/spin.h"
+
+struct ll_innodb56_event;
+
+typedef struct {
+	atomic_uint lock_word;
+	atomic_uint waiters;
+	struct ll_innodb56_event *event;
+	uint32_t spin_loops;
+	uint32_t spin_wait_delay;
+	uint32_t pause_multiplier;
+	uint16_t sync_arrays;
+	uint8_t spin;
+} ll_innodb56_t;
+
+struct ll_innodb56_config {
+	int64_t sync_spin_loops;
+	int64_t spin_wait_delay;
+	int64_t pause_multiplier;
+	int64_t sync_array_size;
+	int64_t spin;
+};
+
+/* Allocates the event (os_event_create): 0 or ENOMEM. */
+int ll_innodb56_init(ll_innodb56_t *l, const struct ll_innodb56_config *cfg);
+void ll_innodb56_destroy(ll_innodb56_t *l);
+int ll_innodb56_lock_slow(ll_innodb56_t *l, const struct timespec *abs_mono);
+/* mutex_signal_object(): clear waiters, set the event (broadcast). */
+void ll_innodb56_signal(ll_innodb56_t *l);
+
+/* mutex_test_and_set(): 0 when the word was FREE and is now ours. */
+static inline int ll_innodb56_trylock(ll_innodb56_t *l)
+{
+	return atomic_exchange_explicit(&l->lock_word, 1, memory_order_acquire) ? EBUSY : 0;
+}
+
+static inline void ll_innodb56_lock(ll_innodb56_t *l)
+{
+	if (ll_innodb56_trylock(l))
+		ll_innodb56_lock_slow(l, NULL);
+}
+
+static inline int ll_innodb56_timedlock(ll_innodb56_t *l, const struct timespec *abs_mono)
+{
+	return ll_innodb56_trylock(l) ? ll_innodb56_lock_slow(l, abs_mono) : 0;
+}
+
+static inline void ll_innodb56_unlock(ll_innodb56_t *l)
+{
+	/*
+	 * seq_cst exchange then seq_cst load: the release of the word must be
+	 * globally visible before we read `waiters`, or a waiter that set it
+	 * after failing its last TAS would sleep forever (InnoDB 5.6 relied on
+	 * a background thread to rescue such sleepers; a full barrier makes the
+	 * rescue unnecessary).
+	 */
+	atomic_exchange_explicit(&l->lock_word, 0, memory_order_seq_cst);
+	if (atomic_load_explicit(&l->waiters, memory_order_seq_cst))
+		ll_innodb56_signal(l);
+}
+
+#endif

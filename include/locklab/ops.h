@@ -1,0 +1,108 @@
+/*
+ * ops.h: the one table every algorithm fills in.
+ *
+ * The generic ll_mutex_t, the benchmark, the tests (and later the swapper)
+ * are written once against struct ll_lock_ops.  Adding an algorithm is one
+ * file that defines `const struct ll_lock_ops ll_<algo>_ops` plus one line in
+ * src/lib/algorithms.def.
+ *
+ * Knobs: an algorithm's configuration is a struct of int64_t fields, each
+ * described by a struct ll_knob (name, default, bounds, or a list of choice
+ * names for enum knobs).  ll_config_parse() turns "k=v,k=v" into that struct
+ * with one-line errors, so no algorithm parses strings itself.
+ */
+#ifndef LOCKLAB_OPS_H
+#define LOCKLAB_OPS_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct ll_knob {
+	const char *name;
+	const char *help;
+	size_t offset;               /* of an int64_t inside the config struct */
+	int64_t def, min, max;
+	const char *const *choices;  /* NULL-terminated names for enum knobs, else NULL */
+};
+
+/* Properties the benchmark and tests plan around. */
+enum {
+	LL_ALGO_PARKS = 1u << 0,     /* may sleep in the kernel while waiting */
+	LL_ALGO_FIFO  = 1u << 1,     /* grants the lock in arrival order */
+};
+
+/* Bytes of algorithm state inside every ll_mutex_t. */
+#define LL_MUTEX_STATE_BYTES 120
+
+struct ll_lock_ops {
+	const char *name;
+	const char *summary;
+	unsigned flags;
+	const struct ll_knob *knobs;
+	size_t nknobs;
+	size_t config_size;
+	size_t state_size;           /* <= LL_MUTEX_STATE_BYTES */
+	/* config: fully defaulted and validated; returns 0 or an errno value. */
+	int  (*init)(void *state, const void *config);
+	void (*destroy)(void *state);
+	void (*lock)(void *state);
+	int  (*trylock)(void *state);                  /* 0 or EBUSY */
+	int  (*timedlock)(void *state, const struct timespec *abs_mono); /* 0 or ETIMEDOUT */
+	void (*unlock)(void *state);
+};
+
+/* A one-line, human-readable error. */
+struct ll_error {
+	char msg[512];
+};
+
+/* Registry of algorithms (src/lib/algorithms.def, in that order). */
+size_t ll_algo_count(void);
+const struct ll_lock_ops *ll_algo_at(size_t i);
+/* NULL and err filled ("unknown lock 'x' (valid: ...)") when not found. */
+const struct ll_lock_ops *ll_algo_find(const char *name, struct ll_error *err);
+
+/* Fill config with every knob's default. */
+void ll_config_defaults(const struct ll_lock_ops *ops, void *config);
+/* Apply "k=v,k=v" (NULL or "" for none) on top of config; 0 or EINVAL with err set. */
+int ll_config_parse(const struct ll_lock_ops *ops, const char *opts, void *config,
+		    struct ll_error *err);
+/* Print knob k's value in config ("pause", "30") into buf. */
+void ll_config_format(const struct ll_knob *k, const void *config, char *buf, size_t len);
+
+/* Knob table helpers for algorithm files. */
+#define LL_KNOB_INT(type, field, def_, min_, max_, help_) \
+	{ #field, help_, offsetof(type, field), def_, min_, max_, NULL }
+#define LL_KNOB_SPIN(type) \
+	{ "spin", "spin-wait instruction: pause, none, or a dummy test-and-set (tas)", \
+	  offsetof(type, spin), 0, 0, 2, ll_spin_policy_names }
+#define LL_COUNT(a) (sizeof(a) / sizeof((a)[0]))
+
+/*
+ * The ops table's void * entry points, generated from an algorithm's direct
+ * functions ll_<algo>_{init,destroy,lock,trylock,timedlock,unlock}(type *, ...).
+ * Use LL_OPS_ADAPTERS once in the algorithm's file and LL_OPS_FUNCS in its
+ * struct ll_lock_ops initialiser.
+ */
+#define LL_OPS_ADAPTERS(algo, type)                                                     \
+	static int algo##_op_init(void *s, const void *c) { return ll_##algo##_init((type *)s, c); } \
+	static void algo##_op_destroy(void *s) { ll_##algo##_destroy((type *)s); }       \
+	static void algo##_op_lock(void *s) { ll_##algo##_lock((type *)s); }             \
+	static int algo##_op_trylock(void *s) { return ll_##algo##_trylock((type *)s); } \
+	static int algo##_op_timedlock(void *s, const struct timespec *t)                \
+	{ return ll_##algo##_timedlock((type *)s, t); }                                   \
+	static void algo##_op_unlock(void *s) { ll_##algo##_unlock((type *)s); }
+#define LL_OPS_FUNCS(algo, type)                                             \
+	.state_size = sizeof(type),                                          \
+	.init = algo##_op_init, .destroy = algo##_op_destroy, .lock = algo##_op_lock, \
+	.trylock = algo##_op_trylock, .timedlock = algo##_op_timedlock, .unlock = algo##_op_unlock
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,99 @@
+/*
+ * spin.h: how a spinning thread waits, and what that wait costs here.
+ *
+ * Every spinning algorithm takes the spin-wait instruction as a policy:
+ *   pause  the x86 PAUSE hint (yield on arm64): frees the pipeline for the
+ *          sibling hyper-thread and avoids the memory-order machine clear
+ *          when the awaited line changes (seed 002: +3-4% in InnoDB).
+ *   none   a compiler barrier only: the tightest loop.
+ *   tas    a dummy atomic test-and-set on a private line: seed 002's SPARC
+ *          choice, a serialising instruction that keeps the core idle.
+ *
+ * PAUSE costs ~10 cycles before Skylake-SP and ~140 after: a budget counted
+ * in PAUSEs is 10x off between machines.  ll_spin_calibrate() measures the
+ * cost of one wait per policy once per process so budgets can be given in
+ * nanoseconds and turned into iteration counts here.
+ */
+#ifndef LOCKLAB_SPIN_H
+#define LOCKLAB_SPIN_H
+
+#include <stdatomic.h>
+#include <stdint.h>
+#include <time.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+enum ll_spin_policy { LL_SPIN_PAUSE = 0, LL_SPIN_NONE = 1, LL_SPIN_TAS = 2 };
+
+/* Names of the policies in enum order, NULL-terminated (knob choices). */
+extern const char *const ll_spin_policy_names[];
+
+static inline void ll_cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__builtin_ia32_pause();
+#elif defined(__aarch64__)
+	__asm__ __volatile__("yield" ::: "memory");
+#else
+	atomic_signal_fence(memory_order_seq_cst);
+#endif
+}
+
+/* One wait of the given policy. */
+static inline void ll_spin_wait(unsigned policy)
+{
+	if (policy == LL_SPIN_PAUSE) {
+		ll_cpu_relax();
+	} else if (policy == LL_SPIN_TAS) {
+		/* A stack byte: the locked instruction never leaves this core's cache. */
+		atomic_uchar dummy = 0;
+		(void)atomic_exchange_explicit(&dummy, 1, memory_order_relaxed);
+	} else {
+		atomic_signal_fence(memory_order_seq_cst);
+	}
+}
+
+/* Measure every policy's cost; idempotent, thread-safe, ~1 ms the first time. */
+void ll_spin_calibrate(void);
+
+/* Nanoseconds one ll_spin_wait(policy) takes on this machine (calibrates on first use). */
+double ll_spin_ns(unsigned policy);
+
+/* Waits of `policy` that take about `ns` nanoseconds; at least 1 when ns > 0. */
+uint32_t ll_spin_iters(unsigned policy, int64_t ns);
+
+static inline uint64_t ll_now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static inline uint64_t ll_timespec_ns(const struct timespec *ts)
+{
+	return (uint64_t)ts->tv_sec * 1000000000u + (uint64_t)ts->tv_nsec;
+}
+
+/* 1 if the CLOCK_MONOTONIC deadline has passed. */
+static inline int ll_deadline_passed(const struct timespec *abs_mono)
+{
+	return ll_now_ns() >= ll_timespec_ns(abs_mono);
+}
+
+/*
+ * timedlock for locks that cannot abandon a queued wait (ticket, MCS) or
+ * have nothing to abandon (TAS): poll try_fn(state) with spin waits until it
+ * returns 0, or ETIMEDOUT once the deadline has passed.
+ */
+int ll_spin_poll_until(int (*try_fn)(void *), void *state, unsigned policy,
+		       const struct timespec *abs_mono);
+
+/* Per-thread xorshift generator for randomised backoff and delays. */
+uint32_t ll_rand32(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,31 @@
+/*
+ * futex_sys.h: the two futex calls the library makes (private futexes).
+ */
+#ifndef LOCKLAB_FUTEX_SYS_H
+#define LOCKLAB_FUTEX_SYS_H
+
+#include <errno.h>
+#include <linux/futex.h>
+#include <stdatomic.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+/*
+ * Sleep while *word == val, until woken or the absolute CLOCK_MONOTONIC
+ * deadline (NULL: none).  Returns 0 (woken, or *word changed: EAGAIN, or a
+ * signal: EINTR; the caller rechecks either way) or ETIMEDOUT.
+ */
+static inline int ll_sys_futex_wait(atomic_uint *word, unsigned val, const struct timespec *abs_mono)
+{
+	long rc = syscall(SYS_futex, (unsigned *)word, FUTEX_WAIT_BITSET | FUTEX_PRIVATE_FLAG, val,
+			  abs_mono, NULL, FUTEX_BITSET_MATCH_ANY);
+	return (rc == -1 && errno == ETIMEDOUT) ? ETIMEDOUT : 0;
+}
+
+static inline void ll_sys_futex_wake(atomic_uint *word, int n)
+{
+	syscall(SYS_futex, (unsigned *)word, FUTEX_WAKE | FUTEX_PRIVATE_FLAG, n, NULL, NULL, 0);
+}
+
+#endif

@@ -1,0 +1,288 @@
+/*
+ * innodb56.c: the InnoDB 5.6 mutex's slow path, its os_event and the
+ * process-wide sync arrays (the mutex is drawn in innodb56.h).
+ *
+ * Event (os_event_t):
+ *   is_set        the event is signalled
+ *   signal_count  bumped by every set; starts at 1 so that 0 can mean
+ *                 "no snapshot" in wait_low, as in InnoDB
+ *   reset() returns signal_count; wait_low(snapshot) sleeps while
+ *   !is_set && signal_count == snapshot, so a set that lands between a
+ *   waiter's reset and its sleep is never lost.
+ *
+ * Sync array: cells {wait_object, waiting, signal_count, thread, since},
+ * guarded by one pthread mutex per array, scanned linearly for a free cell
+ * (InnoDB 5.6 does the same; later versions keep a free list).
+ */
+#include <pthread.h>
+#include <sched.h>
+#include <stdlib.h>
+
+#include "locklab/innodb56.h"
+#include "algo.h"
+
+struct ll_innodb56_event {
+	pthread_mutex_t m;
+	pthread_cond_t c;
+	int is_set;
+	int64_t signal_count;
+};
+
+static struct ll_innodb56_event *event_create(void)
+{
+	struct ll_innodb56_event *e = calloc(1, sizeof(*e));
+	pthread_condattr_t ca;
+
+	if (!e)
+		return NULL;
+	pthread_condattr_init(&ca);
+	/* Timed waits take CLOCK_MONOTONIC deadlines. */
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_mutex_init(&e->m, NULL);
+	pthread_cond_init(&e->c, &ca);
+	pthread_condattr_destroy(&ca);
+	e->signal_count = 1;
+	return e;
+}
+
+static void event_destroy(struct ll_innodb56_event *e)
+{
+	pthread_cond_destroy(&e->c);
+	pthread_mutex_destroy(&e->m);
+	free(e);
+}
+
+static void event_set(struct ll_innodb56_event *e)
+{
+	pthread_mutex_lock(&e->m);
+	if (!e->is_set) {
+		e->is_set = 1;
+		e->signal_count++;
+		pthread_cond_broadcast(&e->c);
+	}
+	pthread_mutex_unlock(&e->m);
+}
+
+static int64_t event_reset(struct ll_innodb56_event *e)
+{
+	pthread_mutex_lock(&e->m);
+	e->is_set = 0;
+	int64_t snapshot = e->signal_count;
+	pthread_mutex_unlock(&e->m);
+	return snapshot;
+}
+
+/* 0 when set after `snapshot`, ETIMEDOUT at the deadline (NULL: none). */
+static int event_wait(struct ll_innodb56_event *e, int64_t snapshot, const struct timespec *abs_mono)
+{
+	int rc = 0;
+
+	pthread_mutex_lock(&e->m);
+	while (!e->is_set && e->signal_count == snapshot) {
+		if (!abs_mono) {
+			pthread_cond_wait(&e->c, &e->m);
+		} else if (pthread_cond_timedwait(&e->c, &e->m, abs_mono) == ETIMEDOUT) {
+			rc = ETIMEDOUT;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&e->m);
+	return rc;
+}
+
+enum { MAX_SYNC_ARRAYS = 64, CELLS_PER_ARRAY = 4096 };
+
+struct sync_cell {
+	const void *wait_object;   /* the mutex waited for; NULL: cell free */
+	int waiting;               /* the thread sleeps on the event now */
+	int64_t signal_count;      /* event snapshot taken at reservation */
+	pthread_t thread;
+	uint64_t reserved_ns;
+};
+
+struct sync_array {
+	pthread_mutex_t m;
+	uint32_t n_reserved;
+	struct sync_cell cells[CELLS_PER_ARRAY];
+};
+
+static _Atomic(struct sync_array *) sync_arrays[MAX_SYNC_ARRAYS];
+
+/* Created on first use; a loser of the creation race frees its copy. */
+static struct sync_array *sync_array_get(unsigned i)
+{
+	struct sync_array *a = atomic_load_explicit(&sync_arrays[i], memory_order_acquire);
+	if (a)
+		return a;
+	struct sync_array *fresh = calloc(1, sizeof(*fresh));
+	if (!fresh)
+		return NULL;
+	pthread_mutex_init(&fresh->m, NULL);
+	if (atomic_compare_exchange_strong_explicit(&sync_arrays[i], &a, fresh, memory_order_acq_rel,
+						    memory_order_acquire))
+		return fresh;
+	pthread_mutex_destroy(&fresh->m);
+	free(fresh);
+	return a;
+}
+
+/* sync_array_reserve_cell(): a free cell for `l`, with the event reset. */
+static struct sync_cell *reserve_cell(ll_innodb56_t *l, struct sync_array **arr_out)
+{
+	unsigned start = ll_rand32();
+
+	for (unsigned k = 0; k < l->sync_arrays; k++) {
+		struct sync_array *a = sync_array_get((start + k) % l->sync_arrays);
+		if (!a)
+			continue;
+		struct sync_cell *cell = NULL;
+		pthread_mutex_lock(&a->m);
+		for (unsigned i = 0; i < CELLS_PER_ARRAY; i++) {
+			if (!a->cells[i].wait_object) {
+				cell = &a->cells[i];
+				cell->wait_object = l;
+				cell->waiting = 0;
+				a->n_reserved++;
+				break;
+			}
+		}
+		pthread_mutex_unlock(&a->m);
+		if (cell) {
+			/* As InnoDB: reset outside the array mutex; only we use this cell. */
+			cell->signal_count = event_reset(l->event);
+			cell->thread = pthread_self();
+			cell->reserved_ns = ll_now_ns();
+			*arr_out = a;
+			return cell;
+		}
+	}
+	return NULL;
+}
+
+static void free_cell(struct sync_array *a, struct sync_cell *cell)
+{
+	pthread_mutex_lock(&a->m);
+	cell->wait_object = NULL;
+	cell->waiting = 0;
+	a->n_reserved--;
+	pthread_mutex_unlock(&a->m);
+}
+
+/* sync_array_wait_event(): mark the cell waiting, sleep, free the cell. */
+static int wait_in_cell(ll_innodb56_t *l, struct sync_array *a, struct sync_cell *cell,
+			const struct timespec *abs_mono)
+{
+	pthread_mutex_lock(&a->m);
+	cell->waiting = 1;
+	pthread_mutex_unlock(&a->m);
+	int rc = event_wait(l->event, cell->signal_count, abs_mono);
+	free_cell(a, cell);
+	return rc;
+}
+
+/* ut_delay(): `units` x pause_multiplier spin waits. */
+static void ut_delay(const ll_innodb56_t *l, uint32_t units)
+{
+	uint32_t n = units * l->pause_multiplier;
+	for (uint32_t i = 0; i < n; i++)
+		ll_spin_wait(l->spin);
+}
+
+int ll_innodb56_init(ll_innodb56_t *l, const struct ll_innodb56_config *cfg)
+{
+	struct ll_innodb56_config def;
+	cfg = LL_CONFIG_OR_DEFAULTS(innodb56, cfg, def);
+	atomic_init(&l->lock_word, 0);
+	atomic_init(&l->waiters, 0);
+	l->spin_loops = (uint32_t)cfg->sync_spin_loops;
+	l->spin_wait_delay = (uint32_t)cfg->spin_wait_delay;
+	l->pause_multiplier = (uint32_t)cfg->pause_multiplier;
+	l->sync_arrays = (uint16_t)cfg->sync_array_size;
+	l->spin = (uint8_t)cfg->spin;
+	l->event = event_create();
+	return l->event ? 0 : ENOMEM;
+}
+
+void ll_innodb56_destroy(ll_innodb56_t *l)
+{
+	event_destroy(l->event);
+	l->event = NULL;
+}
+
+void ll_innodb56_signal(ll_innodb56_t *l)
+{
+	atomic_store_explicit(&l->waiters, 0, memory_order_seq_cst);
+	event_set(l->event);
+}
+
+/* The spin phase of mutex_spin_wait(): 0 when the word was taken. */
+static int spin_phase(ll_innodb56_t *l, const struct timespec *abs_mono)
+{
+	uint32_t i = 0;
+
+	for (;;) {
+		while (atomic_load_explicit(&l->lock_word, memory_order_relaxed) && i < l->spin_loops) {
+			if (l->spin_wait_delay)
+				ut_delay(l, ll_rand32() % (l->spin_wait_delay + 1));
+			i++;
+		}
+		if (i >= l->spin_loops)
+			sched_yield();
+		if (ll_innodb56_trylock(l) == 0)
+			return 0;
+		if (abs_mono && ll_deadline_passed(abs_mono))
+			return ETIMEDOUT;
+		if (++i >= l->spin_loops)
+			return EBUSY;
+	}
+}
+
+int ll_innodb56_lock_slow(ll_innodb56_t *l, const struct timespec *abs_mono)
+{
+	for (;;) {
+		int rc = spin_phase(l, abs_mono);
+		if (rc != EBUSY)
+			return rc;
+
+		struct sync_array *a;
+		struct sync_cell *cell = reserve_cell(l, &a);
+		if (!cell) {
+			/* Every cell taken (InnoDB would abort): let the holders run. */
+			sched_yield();
+			continue;
+		}
+		/* seq_cst: our flag is visible before the TASs below read the word. */
+		atomic_store_explicit(&l->waiters, 1, memory_order_seq_cst);
+		for (int k = 0; k < 4; k++) {
+			if (ll_innodb56_trylock(l) == 0) {
+				free_cell(a, cell);
+				return 0;
+			}
+		}
+		if (wait_in_cell(l, a, cell, abs_mono) == ETIMEDOUT)
+			return ll_innodb56_trylock(l) ? ETIMEDOUT : 0;
+	}
+}
+
+static const struct ll_knob knobs[] = {
+	LL_KNOB_INT(struct ll_innodb56_config, sync_spin_loops, 30, 0, 100000000,
+		    "spin rounds before the sync array (innodb_sync_spin_loops)"),
+	LL_KNOB_INT(struct ll_innodb56_config, spin_wait_delay, 6, 0, 1000000,
+		    "max random delay units per round (innodb_spin_wait_delay)"),
+	LL_KNOB_INT(struct ll_innodb56_config, pause_multiplier, 50, 0, 1000000,
+		    "spin waits per delay unit (50 in 5.6; innodb_spin_wait_pause_multiplier)"),
+	LL_KNOB_INT(struct ll_innodb56_config, sync_array_size, 1, 1, MAX_SYNC_ARRAYS,
+		    "sync arrays waiters spread over (innodb_sync_array_size)"),
+	LL_KNOB_SPIN(struct ll_innodb56_config),
+};
+
+LL_OPS_ADAPTERS(innodb56, ll_innodb56_t)
+
+const struct ll_lock_ops ll_innodb56_ops = {
+	.name = "innodb56",
+	.summary = "InnoDB 5.6 mutex: TAS, random ut_delay spin, sync array, broadcast on unlock",
+	.flags = LL_ALGO_PARKS,
+	.knobs = knobs, .nknobs = LL_COUNT(knobs),
+	.config_size = sizeof(struct ll_innodb56_config),
+	LL_OPS_FUNCS(innodb56, ll_innodb56_t),
+};

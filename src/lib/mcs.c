@@ -1,0 +1,135 @@
+/*
+ * mcs.c: MCS queue spinlock (word and queue drawn in mcs.h).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "locklab/mcs.h"
+#include "algo.h"
+
+/* Locks one thread may hold at once before nodes come from the heap. */
+#define POOL_NODES 32
+
+static _Thread_local struct ll_mcs_node pool[POOL_NODES];
+static _Thread_local struct ll_mcs_node *free_list;
+static _Thread_local int pool_ready;
+
+static struct ll_mcs_node *node_get(void)
+{
+	if (!pool_ready) {
+		for (int i = 0; i < POOL_NODES; i++)
+			pool[i].free_next = i + 1 < POOL_NODES ? &pool[i + 1] : NULL;
+		free_list = &pool[0];
+		pool_ready = 1;
+	}
+	struct ll_mcs_node *n = free_list;
+	if (n) {
+		free_list = n->free_next;
+		return n;
+	}
+	n = aligned_alloc(64, sizeof(*n));
+	if (!n) {
+		fputs("locklab: mcs: out of memory for a queue node\n", stderr);
+		abort();
+	}
+	n->heap = 1;
+	return n;
+}
+
+/* Only after the handoff: nobody else reads or writes the node any more. */
+static void node_put(struct ll_mcs_node *n)
+{
+	if (n->heap) {
+		free(n);
+		return;
+	}
+	n->free_next = free_list;
+	free_list = n;
+}
+
+int ll_mcs_init(ll_mcs_t *l, const struct ll_mcs_config *cfg)
+{
+	atomic_init(&l->tail, NULL);
+	l->holder = NULL;
+	struct ll_mcs_config def;
+	cfg = LL_CONFIG_OR_DEFAULTS(mcs, cfg, def);
+	l->spin = (uint8_t)cfg->spin;
+	return 0;
+}
+
+void ll_mcs_lock(ll_mcs_t *l)
+{
+	struct ll_mcs_node *me = node_get();
+
+	atomic_store_explicit(&me->next, NULL, memory_order_relaxed);
+	atomic_store_explicit(&me->locked, 1, memory_order_relaxed);
+	/* acq_rel: publish our node's init to the successor; see pred's init. */
+	struct ll_mcs_node *pred = atomic_exchange_explicit(&l->tail, me, memory_order_acq_rel);
+	if (pred) {
+		/* Release: pred's holder reads our node only after seeing this link. */
+		atomic_store_explicit(&pred->next, me, memory_order_release);
+		while (atomic_load_explicit(&me->locked, memory_order_acquire))
+			ll_spin_wait(l->spin);
+	}
+	l->holder = me;
+}
+
+int ll_mcs_trylock(ll_mcs_t *l)
+{
+	struct ll_mcs_node *me = node_get();
+	struct ll_mcs_node *expect = NULL;
+
+	atomic_store_explicit(&me->next, NULL, memory_order_relaxed);
+	if (!atomic_compare_exchange_strong_explicit(&l->tail, &expect, me, memory_order_acq_rel,
+						     memory_order_relaxed)) {
+		node_put(me);
+		return EBUSY;
+	}
+	l->holder = me;
+	return 0;
+}
+
+static int try_fn(void *l) { return ll_mcs_trylock(l); }
+
+int ll_mcs_timedlock(ll_mcs_t *l, const struct timespec *abs_mono)
+{
+	return ll_spin_poll_until(try_fn, l, l->spin, abs_mono);
+}
+
+void ll_mcs_unlock(ll_mcs_t *l)
+{
+	struct ll_mcs_node *me = l->holder;
+	struct ll_mcs_node *succ = atomic_load_explicit(&me->next, memory_order_acquire);
+
+	if (!succ) {
+		struct ll_mcs_node *expect = me;
+		/* No successor visible: if we are still the tail, the lock is FREE. */
+		if (atomic_compare_exchange_strong_explicit(&l->tail, &expect, NULL,
+							    memory_order_release, memory_order_relaxed)) {
+			node_put(me);
+			return;
+		}
+		/* A successor swapped the tail but has not linked itself yet. */
+		while (!(succ = atomic_load_explicit(&me->next, memory_order_acquire)))
+			ll_spin_wait(l->spin);
+	}
+	/* Release: the critical section happens-before the successor's. */
+	atomic_store_explicit(&succ->locked, 0, memory_order_release);
+	node_put(me);
+}
+
+static const struct ll_knob knobs[] = {
+	LL_KNOB_SPIN(struct ll_mcs_config),
+};
+
+LL_OPS_ADAPTERS(mcs, ll_mcs_t)
+
+const struct ll_lock_ops ll_mcs_ops = {
+	.name = "mcs",
+	.summary = "MCS queue spinlock: FIFO, each waiter spins on its own node",
+	.flags = LL_ALGO_FIFO,
+	.knobs = knobs, .nknobs = LL_COUNT(knobs),
+	.config_size = sizeof(struct ll_mcs_config),
+	LL_OPS_FUNCS(mcs, ll_mcs_t),
+};

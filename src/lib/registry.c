@@ -1,0 +1,245 @@
+/*
+ * registry.c: the table of algorithms, knob parsing, and the generic ll_mutex_t.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "locklab/locklab.h"
+#include "algo.h"
+
+static const struct ll_lock_ops *const algorithms[] = {
+#define LL_ALGO(id) &ll_##id##_ops,
+#include "algorithms.def"
+#undef LL_ALGO
+};
+
+size_t ll_algo_count(void)
+{
+	return LL_COUNT(algorithms);
+}
+
+const struct ll_lock_ops *ll_algo_at(size_t i)
+{
+	return i < LL_COUNT(algorithms) ? algorithms[i] : NULL;
+}
+
+static void set_error(struct ll_error *err, const char *fmt, ...)
+{
+	if (!err)
+		return;
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
+	va_end(ap);
+}
+
+/* Append "a, b, c" of n names (fetched by get) to buf. */
+static void join_names(char *buf, size_t len, size_t n, const char *(*get)(size_t, const void *),
+		       const void *ctx)
+{
+	size_t used = 0;
+	buf[0] = '\0';
+	for (size_t i = 0; i < n && used < len; i++) {
+		int w = snprintf(buf + used, len - used, "%s%s", i ? ", " : "", get(i, ctx));
+		if (w < 0)
+			break;
+		used += (size_t)w;
+	}
+}
+
+static const char *algo_name(size_t i, const void *ctx)
+{
+	(void)ctx;
+	return algorithms[i]->name;
+}
+
+static const char *knob_name(size_t i, const void *ctx)
+{
+	return ((const struct ll_lock_ops *)ctx)->knobs[i].name;
+}
+
+static const char *choice_name(size_t i, const void *ctx)
+{
+	return ((const char *const *)ctx)[i];
+}
+
+const struct ll_lock_ops *ll_algo_find(const char *name, struct ll_error *err)
+{
+	for (size_t i = 0; i < LL_COUNT(algorithms); i++)
+		if (strcmp(algorithms[i]->name, name) == 0)
+			return algorithms[i];
+	char names[256];
+	join_names(names, sizeof(names), LL_COUNT(algorithms), algo_name, NULL);
+	set_error(err, "unknown lock '%s' (valid: %s)", name, names);
+	return NULL;
+}
+
+static int64_t *knob_field(const struct ll_knob *k, void *config)
+{
+	return (int64_t *)((char *)config + k->offset);
+}
+
+void ll_config_defaults(const struct ll_lock_ops *ops, void *config)
+{
+	memset(config, 0, ops->config_size);
+	for (size_t i = 0; i < ops->nknobs; i++)
+		*knob_field(&ops->knobs[i], config) = ops->knobs[i].def;
+}
+
+void ll_config_format(const struct ll_knob *k, const void *config, char *buf, size_t len)
+{
+	int64_t v = *knob_field(k, (void *)config);
+	if (k->choices)
+		snprintf(buf, len, "%s", k->choices[v]);
+	else
+		snprintf(buf, len, "%" PRId64, v);
+}
+
+static size_t count_choices(const char *const *choices)
+{
+	size_t n = 0;
+	while (choices[n])
+		n++;
+	return n;
+}
+
+/* Parse one "key=value" of length len. */
+static int apply_option(const struct ll_lock_ops *ops, const char *item, size_t len,
+			void *config, struct ll_error *err)
+{
+	const char *eq = memchr(item, '=', len);
+	if (!eq || eq == item) {
+		set_error(err, "malformed option '%.*s' for lock '%s' (expected KEY=VALUE)",
+			  (int)len, item, ops->name);
+		return EINVAL;
+	}
+	size_t klen = (size_t)(eq - item);
+	const char *val = eq + 1;
+	size_t vlen = len - klen - 1;
+	char vbuf[64];
+
+	const struct ll_knob *k = NULL;
+	for (size_t i = 0; i < ops->nknobs; i++)
+		if (strlen(ops->knobs[i].name) == klen && !strncmp(ops->knobs[i].name, item, klen))
+			k = &ops->knobs[i];
+	if (!k) {
+		char names[256];
+		join_names(names, sizeof(names), ops->nknobs, knob_name, ops);
+		set_error(err, "unknown option '%.*s' for lock '%s' (valid: %s)", (int)klen, item,
+			  ops->name, ops->nknobs ? names : "none");
+		return EINVAL;
+	}
+	if (vlen == 0 || vlen >= sizeof(vbuf))
+		goto bad;
+	memcpy(vbuf, val, vlen);
+	vbuf[vlen] = '\0';
+
+	if (k->choices) {
+		for (size_t c = 0; k->choices[c]; c++) {
+			if (!strcmp(k->choices[c], vbuf)) {
+				*knob_field(k, config) = (int64_t)c;
+				return 0;
+			}
+		}
+		char names[128];
+		join_names(names, sizeof(names), count_choices(k->choices), choice_name, k->choices);
+		set_error(err, "option '%s' of lock '%s' wants one of: %s; got '%s'", k->name,
+			  ops->name, names, vbuf);
+		return EINVAL;
+	}
+
+	char *end;
+	errno = 0;
+	long long v = strtoll(vbuf, &end, 10);
+	if (errno || *end || v < k->min || v > k->max)
+		goto bad;
+	*knob_field(k, config) = v;
+	return 0;
+bad:
+	if (k->choices)
+		set_error(err, "option '%s' of lock '%s' has an empty value", k->name, ops->name);
+	else
+		set_error(err, "option '%s' of lock '%s' wants an integer in [%" PRId64 ", %" PRId64
+			  "], got '%.*s'", k->name, ops->name, k->min, k->max, (int)vlen, val);
+	return EINVAL;
+}
+
+int ll_config_parse(const struct ll_lock_ops *ops, const char *opts, void *config,
+		    struct ll_error *err)
+{
+	if (!opts)
+		return 0;
+	const char *p = opts;
+	while (*p) {
+		const char *comma = strchr(p, ',');
+		size_t len = comma ? (size_t)(comma - p) : strlen(p);
+		if (len == 0) {
+			set_error(err, "malformed options '%s' for lock '%s' (empty item)", opts,
+				  ops->name);
+			return EINVAL;
+		}
+		int rc = apply_option(ops, p, len, config, err);
+		if (rc)
+			return rc;
+		p += len;
+		if (*p == ',')
+			p++;
+	}
+	return 0;
+}
+
+int ll_mutex_init_config(ll_mutex_t *m, const struct ll_lock_ops *ops, const void *config)
+{
+	/* Configs are small; 16 knobs of int64_t is more than any algorithm has. */
+	int64_t defaults[16];
+
+	if (ops->state_size > sizeof(m->state) || ops->config_size > sizeof(defaults))
+		return EINVAL;
+	if (!config) {
+		ll_config_defaults(ops, defaults);
+		config = defaults;
+	}
+	memset(m->state, 0, sizeof(m->state));
+	m->ops = ops;
+	return ops->init(m->state, config);
+}
+
+int ll_mutex_init(ll_mutex_t *m, const char *algo, const char *opts, struct ll_error *err)
+{
+	int64_t config[16];
+	const struct ll_lock_ops *ops = ll_algo_find(algo ? algo : LL_DEFAULT_ALGO, err);
+
+	if (!ops)
+		return EINVAL;
+	ll_config_defaults(ops, config);
+	int rc = ll_config_parse(ops, opts, config, err);
+	if (rc)
+		return rc;
+	rc = ll_mutex_init_config(m, ops, config);
+	if (rc)
+		set_error(err, "lock '%s': init failed: %s", ops->name, strerror(rc));
+	return rc;
+}
+
+void ll_mutex_destroy(ll_mutex_t *m)
+{
+	m->ops->destroy(m->state);
+}
+
+struct timespec ll_deadline_after_ns(int64_t rel_ns)
+{
+	uint64_t t = ll_now_ns() + (uint64_t)(rel_ns > 0 ? rel_ns : 0);
+	struct timespec ts = { .tv_sec = (time_t)(t / 1000000000u),
+			       .tv_nsec = (long)(t % 1000000000u) };
+	return ts;
+}
+
+int ll_mutex_timedlock_ns(ll_mutex_t *m, int64_t rel_ns)
+{
+	struct timespec ts = ll_deadline_after_ns(rel_ns);
+	return ll_mutex_timedlock(m, &ts);
+}

@@ -1,0 +1,87 @@
+/*
+ * spin.c: calibration of the spin-wait policies, and the per-thread PRNG.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdint.h>
+
+#include "locklab/spin.h"
+
+const char *const ll_spin_policy_names[] = { "pause", "none", "tas", NULL };
+
+static double spin_ns_per_wait[3];
+static pthread_once_t calibrate_once = PTHREAD_ONCE_INIT;
+
+/* Best of several short trials: the minimum is the cost without interference. */
+static double measure(unsigned policy)
+{
+	enum { WAITS = 2000, TRIALS = 15 };
+	double best = 1e9;
+
+	for (int t = 0; t < TRIALS; t++) {
+		uint64_t t0 = ll_now_ns();
+		for (int i = 0; i < WAITS; i++)
+			ll_spin_wait(policy);
+		uint64_t dt = ll_now_ns() - t0;
+		double per = (double)dt / WAITS;
+		if (per < best)
+			best = per;
+	}
+	/* A floor keeps budgets finite where the clock is coarser than the wait. */
+	return best < 0.05 ? 0.05 : best;
+}
+
+static void calibrate(void)
+{
+	for (unsigned p = 0; p < 3; p++)
+		spin_ns_per_wait[p] = measure(p);
+}
+
+void ll_spin_calibrate(void)
+{
+	pthread_once(&calibrate_once, calibrate);
+}
+
+double ll_spin_ns(unsigned policy)
+{
+	ll_spin_calibrate();
+	return spin_ns_per_wait[policy > 2 ? 0 : policy];
+}
+
+uint32_t ll_spin_iters(unsigned policy, int64_t ns)
+{
+	if (ns <= 0)
+		return 0;
+	double n = (double)ns / ll_spin_ns(policy);
+	if (n < 1)
+		return 1;
+	return n > 4e9 ? UINT32_MAX : (uint32_t)n;
+}
+
+int ll_spin_poll_until(int (*try_fn)(void *), void *state, unsigned policy,
+		       const struct timespec *abs_mono)
+{
+	for (unsigned i = 0;; i++) {
+		if (try_fn(state) == 0)
+			return 0;
+		/* The clock costs ~20 ns: look at it once every 64 attempts. */
+		if ((i & 63) == 63 && ll_deadline_passed(abs_mono))
+			return ETIMEDOUT;
+		ll_spin_wait(policy);
+	}
+}
+
+uint32_t ll_rand32(void)
+{
+	static _Thread_local uint32_t state;
+
+	if (state == 0) {
+		/* Seed from the thread's stack address and the clock: distinct per thread. */
+		uintptr_t a = (uintptr_t)&state;
+		state = (uint32_t)(a ^ (a >> 32) ^ ll_now_ns()) | 1u;
+	}
+	state ^= state << 13;
+	state ^= state >> 17;
+	state ^= state << 5;
+	return state;
+}
