@@ -79,8 +79,8 @@ void ll_config_format(const struct ll_knob *k, const void *config, char *buf, si
 #define LL_KNOB_INT(type, field, def_, min_, max_, help_) \
 	{ #field, help_, offsetof(type, field), def_, min_, max_, NULL }
 #define LL_KNOB_SPIN(type) \
-	{ "spin", "spin-wait instruction: pause, none, or a dummy test-and-set (tas)", \
-	  offsetof(type, spin), 0, 0, 2, ll_spin_policy_names }
+	{ "spin", "spin-wait: pause, none, a dummy test-and-set (tas), or sched_yield (yield)", \
+	  offsetof(type, spin), 0, 0, 3, ll_spin_policy_names }
 #define LL_COUNT(a) (sizeof(a) / sizeof((a)[0]))
 
 /*

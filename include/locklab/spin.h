@@ -8,6 +8,9 @@
  *   none   a compiler barrier only: the tightest loop.
  *   tas    a dummy atomic test-and-set on a private line: seed 002's SPARC
  *          choice, a serialising instruction that keeps the core idle.
+ *   yield  sched_yield(): gives the core to a runnable thread, such as a
+ *          preempted lock holder or the waiter whose turn it is in a FIFO
+ *          lock; the only policy that copes when threads outnumber cores.
  *
  * PAUSE costs ~10 cycles before Skylake-SP and ~140 after: a budget counted
  * in PAUSEs is 10x off between machines.  ll_spin_calibrate() measures the
@@ -17,6 +20,7 @@
 #ifndef LOCKLAB_SPIN_H
 #define LOCKLAB_SPIN_H
 
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <time.h>
@@ -25,7 +29,8 @@
 extern "C" {
 #endif
 
-enum ll_spin_policy { LL_SPIN_PAUSE = 0, LL_SPIN_NONE = 1, LL_SPIN_TAS = 2 };
+enum ll_spin_policy { LL_SPIN_PAUSE = 0, LL_SPIN_NONE = 1, LL_SPIN_TAS = 2, LL_SPIN_YIELD = 3 };
+#define LL_SPIN_POLICIES 4
 
 /* Names of the policies in enum order, NULL-terminated (knob choices). */
 extern const char *const ll_spin_policy_names[];
@@ -50,6 +55,8 @@ static inline void ll_spin_wait(unsigned policy)
 		/* A stack byte: the locked instruction never leaves this core's cache. */
 		atomic_uchar dummy = 0;
 		(void)atomic_exchange_explicit(&dummy, 1, memory_order_relaxed);
+	} else if (policy == LL_SPIN_YIELD) {
+		sched_yield();
 	} else {
 		atomic_signal_fence(memory_order_seq_cst);
 	}

@@ -44,7 +44,8 @@ static inline void ll_ticket_destroy(ll_ticket_t *l) { (void)l; }
 
 static inline int ll_ticket_trylock(ll_ticket_t *l)
 {
-	unsigned o = atomic_load_explicit(&l->owner, memory_order_relaxed);
+	/* Acquire: pairs with the last holder's release of owner. */
+	unsigned o = atomic_load_explicit(&l->owner, memory_order_acquire);
 	unsigned expect = o;
 	return atomic_compare_exchange_strong_explicit(&l->next, &expect, o + 1, memory_order_acquire,
 						       memory_order_relaxed) ? 0 : EBUSY;

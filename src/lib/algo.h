@@ -15,4 +15,12 @@
 #define LL_CONFIG_OR_DEFAULTS(algo, cfg, tmp) \
 	((cfg) ? (cfg) : (ll_config_defaults(&ll_##algo##_ops, &(tmp)), &(tmp)))
 
+/*
+ * pthread_mutex_clocklock(CLOCK_MONOTONIC), for every algorithm built on a
+ * glibc mutex.  ThreadSanitizer does not intercept clocklock, so sanitized
+ * builds convert the deadline to CLOCK_REALTIME for pthread_mutex_timedlock.
+ */
+#include <pthread.h>
+int ll_pthread_mutex_clocklock(pthread_mutex_t *m, const struct timespec *abs_mono);
+
 #endif

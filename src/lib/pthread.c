@@ -27,9 +27,26 @@ int ll_pthread_init(ll_pthread_t *l, const struct ll_pthread_config *cfg)
 	return rc;
 }
 
+#if defined(__SANITIZE_THREAD__)
+int ll_pthread_mutex_clocklock(pthread_mutex_t *m, const struct timespec *abs_mono)
+{
+	struct timespec now_rt;
+	int64_t left = (int64_t)(ll_timespec_ns(abs_mono) - ll_now_ns());
+	clock_gettime(CLOCK_REALTIME, &now_rt);
+	int64_t rt = (int64_t)ll_timespec_ns(&now_rt) + (left > 0 ? left : 0);
+	struct timespec dl = { .tv_sec = rt / 1000000000, .tv_nsec = rt % 1000000000 };
+	return pthread_mutex_timedlock(m, &dl);
+}
+#else
+int ll_pthread_mutex_clocklock(pthread_mutex_t *m, const struct timespec *abs_mono)
+{
+	return pthread_mutex_clocklock(m, CLOCK_MONOTONIC, abs_mono);
+}
+#endif
+
 int ll_pthread_timedlock(ll_pthread_t *l, const struct timespec *abs_mono)
 {
-	return pthread_mutex_clocklock(&l->m, CLOCK_MONOTONIC, abs_mono);
+	return ll_pthread_mutex_clocklock(&l->m, abs_mono);
 }
 
 LL_OPS_ADAPTERS(pthread, ll_pthread_t)

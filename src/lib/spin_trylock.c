@@ -68,7 +68,7 @@ int ll_spin_trylock_lock_slow(ll_spin_trylock_t *l, const struct timespec *abs_m
 			return 0;
 	}
 	if (abs_mono)
-		return pthread_mutex_clocklock(&l->m, CLOCK_MONOTONIC, abs_mono);
+		return ll_pthread_mutex_clocklock(&l->m, abs_mono);
 	pthread_mutex_lock(&l->m);
 	return 0;
 }

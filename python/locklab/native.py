@@ -1,0 +1,52 @@
+"""Finding and running the C front end, locklab-bench.
+
+pip installs it inside the package (locklab/_native/); a developer may point
+LOCKLAB_NATIVE_DIR at a CMake build directory instead.
+"""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+
+
+class NativeError(RuntimeError):
+    """locklab-bench refused its input; str() is its one-line message."""
+
+
+def native_dir() -> Path:
+    env = os.environ.get("LOCKLAB_NATIVE_DIR")
+    if env:
+        return Path(env)
+    return Path(__file__).resolve().parent / "_native"
+
+
+def bench_path() -> Path:
+    path = native_dir() / "locklab-bench"
+    if not path.is_file():
+        raise NativeError(
+            f"locklab-bench not found at {path}: install with 'pip install .' "
+            "or set LOCKLAB_NATIVE_DIR to a CMake build directory"
+        )
+    return path
+
+
+def run_bench(args: list[str]) -> str:
+    """Run locklab-bench ARGS; its stdout, or NativeError with its error line."""
+    proc = subprocess.run([str(bench_path()), *args], capture_output=True, text=True)
+    if proc.returncode != 0:
+        msg = proc.stderr.strip().splitlines()
+        text = msg[-1] if msg else f"locklab-bench exited with status {proc.returncode}"
+        raise NativeError(text.removeprefix("locklab: "))
+    return proc.stdout
+
+
+def algorithms(name: str | None = None, lock_opts: str | None = None) -> list[dict]:
+    """Every algorithm (or one, with its options applied) as dicts."""
+    args = ["list", "--json"]
+    if name:
+        args.append(name)
+    if lock_opts:
+        args += ["--lock-opts", lock_opts]
+    return json.loads(run_bench(args))

@@ -1,0 +1,87 @@
+/*
+ * harness.c: shared helpers of the C tests (see harness.h).
+ */
+#include <stdint.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "harness.h"
+
+long test_scaled(long n)
+{
+	const char *s = getenv("LL_TEST_SCALE");
+	double f = s ? atof(s) : 1.0;
+	long v = (long)((double)n * (f > 0 ? f : 1.0));
+	return v > 0 ? v : 1;
+}
+
+struct start {
+	pthread_barrier_t *barrier;
+	void *(*fn)(void *);
+	void *arg;
+};
+
+static void *start_main(void *p)
+{
+	struct start *s = p;
+	pthread_barrier_wait(s->barrier);
+	return s->fn(s->arg);
+}
+
+void test_run_threads(int n, void *(*fn)(void *), void *args, size_t arg_size)
+{
+	pthread_t *t = calloc((size_t)n, sizeof(*t));
+	struct start *s = calloc((size_t)n, sizeof(*s));
+	pthread_barrier_t barrier;
+	pthread_attr_t a;
+
+	CHECK(t && s, "calloc");
+	pthread_barrier_init(&barrier, NULL, (unsigned)n);
+	pthread_attr_init(&a);
+	/* Small stacks: lost-wakeup tests start hundreds of threads. */
+	pthread_attr_setstacksize(&a, 256 * 1024);
+	for (int i = 0; i < n; i++) {
+		s[i] = (struct start){ &barrier, fn, (char *)args + (size_t)i * arg_size };
+		int rc = pthread_create(&t[i], &a, start_main, &s[i]);
+		CHECK(rc == 0, "pthread_create %d: %s", i, strerror(rc));
+	}
+	for (int i = 0; i < n; i++)
+		pthread_join(t[i], NULL);
+	pthread_attr_destroy(&a);
+	pthread_barrier_destroy(&barrier);
+	free(s);
+	free(t);
+}
+
+struct watchdog {
+	const char *what;
+	int seconds;
+};
+
+static void *watchdog_main(void *p)
+{
+	struct watchdog *w = p;
+	struct timespec ts = { .tv_sec = w->seconds };
+	while (nanosleep(&ts, &ts))
+		;
+	fprintf(stderr, "watchdog: %s still running after %d s: hang (lost wakeup?)\n", w->what,
+		w->seconds);
+	_exit(3);
+}
+
+void test_watchdog(const char *what, int seconds)
+{
+	static struct watchdog w;
+	pthread_t t;
+	w.what = what;
+	w.seconds = seconds;
+	pthread_create(&t, NULL, watchdog_main, &w);
+	pthread_detach(t);
+}
+
+int test_ncpu(void)
+{
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+	return n > 0 ? (int)n : 1;
+}

@@ -1,0 +1,39 @@
+/*
+ * harness.h: what every C test shares: failing loudly, scaling the work
+ * (LL_TEST_SCALE, lowered under sanitizers), threads, and a watchdog that
+ * turns a hang into a failure with a message instead of a silent timeout.
+ */
+#ifndef LOCKLAB_TEST_HARNESS_H
+#define LOCKLAB_TEST_HARNESS_H
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#define CHECK(cond, ...)                                                        \
+	do {                                                                    \
+		if (!(cond)) {                                                  \
+			fprintf(stderr, "%s:%d: check failed: %s: ", __FILE__, __LINE__, #cond); \
+			fprintf(stderr, __VA_ARGS__);                           \
+			fputc('\n', stderr);                                    \
+			exit(1);                                                \
+		}                                                               \
+	} while (0)
+
+/* n scaled by LL_TEST_SCALE (default 1), at least 1. */
+long test_scaled(long n);
+
+/*
+ * Start n threads running fn(arg_i) with arg_i = (char *)args + i * arg_size,
+ * released together from a barrier once all exist (else the first threads
+ * finish before the last start and nothing contends); join them all.
+ */
+void test_run_threads(int n, void *(*fn)(void *), void *args, size_t arg_size);
+
+/* Abort the process with `what` if it is still running after `seconds`. */
+void test_watchdog(const char *what, int seconds);
+
+/* Online CPUs. */
+int test_ncpu(void);
+
+#endif

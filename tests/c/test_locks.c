@@ -1,0 +1,470 @@
+/*
+ * test_locks.c: correctness of every algorithm through the generic API.
+ *
+ *   test_locks exclusion ALGO   mutual exclusion under oversubscription
+ *   test_locks trylock ALGO     trylock semantics across threads
+ *   test_locks timed ALGO       timedlock: times out, and succeeds on release
+ *   test_locks wakeup ALGO      256 threads, tiny holds, timed and plain waits
+ *   test_locks nested           locks of every algorithm held at once
+ *   test_locks config           registry and option errors
+ *
+ * ctest runs each test for each algorithm of src/lib/algorithms.def.
+ */
+#include <errno.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "harness.h"
+#include "locklab/locklab.h"
+
+static const char *algo;
+
+static void init_lock(ll_mutex_t *m, const char *name, const char *opts)
+{
+	struct ll_error err;
+	int rc = ll_mutex_init(m, name, opts, &err);
+	CHECK(rc == 0, "init %s: %s", name, err.msg);
+}
+
+/*
+ * Spinlocks under oversubscription: a FIFO spinlock hands the lock to a
+ * preempted waiter and stalls until the scheduler runs it (seconds for a few
+ * thousand handoffs here).  Their pure spin path runs for a fixed time; the
+ * long runs use the yield spin-wait, the same lock logic with waiters that
+ * give the core to the thread whose turn it is.
+ */
+static const char *const spin_yield = "spin=yield";
+
+static int is_spinlock(const char *name)
+{
+	const struct ll_lock_ops *ops = ll_algo_find(name, NULL);
+	CHECK(ops, "unknown algorithm %s", name);
+	return !(ops->flags & LL_ALGO_PARKS);
+}
+
+/* ---- mutual exclusion ---- */
+
+enum { EXCL_LOCKS = 4 };
+
+struct guarded {
+	ll_mutex_t m;
+	/* Plain (volatile) fields: only the lock orders them, so TSan sees a race if it fails. */
+	volatile int inside;
+	volatile long counter;
+	volatile long violations;
+};
+
+static struct guarded guarded[EXCL_LOCKS];
+
+struct excl_arg {
+	int id;
+	long iters;
+	long done[EXCL_LOCKS];
+};
+
+static atomic_int excl_stop;
+
+static void *excl_main(void *p)
+{
+	struct excl_arg *a = p;
+	unsigned r = (unsigned)a->id * 2654435761u + 1;
+
+	for (long i = 0; i < a->iters && !atomic_load_explicit(&excl_stop, memory_order_relaxed);
+	     i++) {
+		r = r * 1103515245u + 12345u;
+		int k = (int)((r >> 16) % EXCL_LOCKS);
+		struct guarded *g = &guarded[k];
+		ll_mutex_lock(&g->m);
+		if (g->inside)
+			g->violations = g->violations + 1;
+		g->inside = 1;
+		long c = g->counter;
+		/* Widen the window a racing thread would need to slip through. */
+		for (int s = 0; s < (int)(r & 7); s++)
+			atomic_signal_fence(memory_order_seq_cst);
+		/* Now and then give the core away while holding: waiters pile up and park. */
+		if ((r & 0x3ff0) == 0)
+			sched_yield();
+		g->counter = c + 1;
+		g->inside = 0;
+		ll_mutex_unlock(&g->m);
+		a->done[k]++;
+	}
+	return NULL;
+}
+
+static void *excl_timer(void *p)
+{
+	int seconds = *(int *)p;
+	struct timespec ts = { .tv_sec = seconds };
+	while (nanosleep(&ts, &ts))
+		;
+	atomic_store(&excl_stop, 1);
+	return NULL;
+}
+
+/* Iterations in all (seconds > 0: or stop after that long); counters checked. */
+static long run_exclusion(const char *opts, long total, int seconds)
+{
+	int nthreads = 4 * test_ncpu() < 8 ? 8 : 4 * test_ncpu();
+	struct excl_arg *args = calloc((size_t)nthreads, sizeof(*args));
+	pthread_t timer;
+
+	memset(guarded, 0, sizeof(guarded));
+	atomic_store(&excl_stop, 0);
+	for (int k = 0; k < EXCL_LOCKS; k++)
+		init_lock(&guarded[k].m, algo, opts);
+	for (int i = 0; i < nthreads; i++) {
+		args[i].id = i;
+		args[i].iters = total / nthreads;
+	}
+	if (seconds)
+		pthread_create(&timer, NULL, excl_timer, &seconds);
+	uint64_t t0 = ll_now_ns();
+	test_run_threads(nthreads, excl_main, args, sizeof(*args));
+	double secs = (double)(ll_now_ns() - t0) / 1e9;
+	if (seconds) {
+		pthread_cancel(timer);
+		pthread_join(timer, NULL);
+	}
+
+	long expect[EXCL_LOCKS] = { 0 }, sum = 0;
+	for (int i = 0; i < nthreads; i++)
+		for (int k = 0; k < EXCL_LOCKS; k++)
+			expect[k] += args[i].done[k];
+	for (int k = 0; k < EXCL_LOCKS; k++) {
+		CHECK(guarded[k].violations == 0, "%s: lock %d entered while held %ld times", algo, k,
+		      guarded[k].violations);
+		CHECK(guarded[k].counter == expect[k], "%s: lock %d counter %ld, expected %ld", algo,
+		      k, guarded[k].counter, expect[k]);
+		sum += guarded[k].counter;
+		ll_mutex_destroy(&guarded[k].m);
+	}
+	printf("exclusion %s%s%s: %d threads, %d locks, %ld acquisitions in %.2f s, counters add up\n",
+	       algo, opts ? " " : "", opts ? opts : "", nthreads, EXCL_LOCKS, sum, secs);
+	free(args);
+	return sum;
+}
+
+static int test_exclusion(void)
+{
+	long total = test_scaled(2000000);
+
+	test_watchdog("exclusion", 800);
+	if (is_spinlock(algo)) {
+		long pure = run_exclusion(NULL, total, 5);
+		CHECK(pure > 0, "%s: no acquisition in 5 s", algo);
+		CHECK(run_exclusion(spin_yield, total, 0) >= total - 64, "%s: run incomplete", algo);
+	} else {
+		CHECK(run_exclusion(NULL, total, 0) >= total - 64, "%s: run incomplete", algo);
+	}
+	return 0;
+}
+
+/* ---- trylock ---- */
+
+static ll_mutex_t shared_lock;
+static atomic_int step;
+
+static void wait_step(int s)
+{
+	while (atomic_load(&step) < s)
+		sched_yield();
+}
+
+static void *trylock_peer(void *p)
+{
+	int *results = p;
+	wait_step(1);
+	results[0] = ll_mutex_trylock(&shared_lock);   /* held by main: EBUSY */
+	atomic_store(&step, 2);
+	wait_step(3);
+	results[1] = ll_mutex_trylock(&shared_lock);   /* released: 0 */
+	atomic_store(&step, 4);
+	wait_step(5);
+	ll_mutex_unlock(&shared_lock);
+	atomic_store(&step, 6);
+	return NULL;
+}
+
+static int test_trylock(void)
+{
+	int results[2] = { -1, -1 };
+	pthread_t t;
+
+	init_lock(&shared_lock, algo, NULL);
+	CHECK(ll_mutex_trylock(&shared_lock) == 0, "%s: trylock of a free lock failed", algo);
+	CHECK(ll_mutex_trylock(&shared_lock) == EBUSY, "%s: trylock of an own held lock succeeded",
+	      algo);
+	pthread_create(&t, NULL, trylock_peer, results);
+	atomic_store(&step, 1);
+	wait_step(2);
+	ll_mutex_unlock(&shared_lock);
+	atomic_store(&step, 3);
+	wait_step(4);
+	CHECK(ll_mutex_trylock(&shared_lock) == EBUSY, "%s: trylock succeeded on a lock held by "
+	      "another thread", algo);
+	atomic_store(&step, 5);
+	wait_step(6);
+	pthread_join(t, NULL);
+	CHECK(results[0] == EBUSY, "%s: peer's trylock on a held lock returned %d", algo, results[0]);
+	CHECK(results[1] == 0, "%s: peer's trylock on a free lock returned %d", algo, results[1]);
+	CHECK(ll_mutex_trylock(&shared_lock) == 0, "%s: trylock after release failed", algo);
+	ll_mutex_unlock(&shared_lock);
+	ll_mutex_destroy(&shared_lock);
+	printf("trylock %s: ok\n", algo);
+	return 0;
+}
+
+/* ---- timedlock ---- */
+
+static void *hold_then_release(void *p)
+{
+	long hold_ms = *(long *)p;
+	ll_mutex_lock(&shared_lock);
+	atomic_store(&step, 1);
+	struct timespec ts = { .tv_sec = hold_ms / 1000, .tv_nsec = (hold_ms % 1000) * 1000000 };
+	while (nanosleep(&ts, &ts))
+		;
+	ll_mutex_unlock(&shared_lock);
+	return NULL;
+}
+
+static int test_timed(void)
+{
+	const int64_t ms = 1000000;
+	pthread_t t;
+	long hold_ms = 400;
+
+	init_lock(&shared_lock, algo, NULL);
+
+	/* A free lock is taken even when the deadline has passed. */
+	struct timespec past = ll_deadline_after_ns(0);
+	CHECK(ll_mutex_timedlock(&shared_lock, &past) == 0, "%s: timedlock of a free lock failed",
+	      algo);
+	ll_mutex_unlock(&shared_lock);
+
+	atomic_store(&step, 0);
+	pthread_create(&t, NULL, hold_then_release, &hold_ms);
+	wait_step(1);
+
+	/* Held for 400 ms: a 50 ms wait must time out, not before its deadline. */
+	uint64_t t0 = ll_now_ns();
+	struct timespec dl = ll_deadline_after_ns(50 * ms);
+	int rc = ll_mutex_timedlock(&shared_lock, &dl);
+	uint64_t waited = ll_now_ns() - t0;
+	CHECK(rc == ETIMEDOUT, "%s: timedlock on a held lock returned %d", algo, rc);
+	CHECK(ll_now_ns() >= ll_timespec_ns(&dl), "%s: timed out %.3f ms before the deadline", algo,
+	      (double)(ll_timespec_ns(&dl) - ll_now_ns()) / 1e6);
+	CHECK(waited < (uint64_t)(50 + 1000) * ms, "%s: 50 ms timeout took %.1f ms", algo,
+	      (double)waited / 1e6);
+
+	/* Relative form, still held. */
+	rc = ll_mutex_timedlock_ns(&shared_lock, 10 * ms);
+	CHECK(rc == ETIMEDOUT, "%s: timedlock_ns on a held lock returned %d", algo, rc);
+
+	/* Released after ~400 ms: a 20 s deadline must succeed soon after. */
+	t0 = ll_now_ns();
+	rc = ll_mutex_timedlock_ns(&shared_lock, 20000 * ms);
+	waited = ll_now_ns() - t0;
+	CHECK(rc == 0, "%s: timedlock returned %d though the holder released", algo, rc);
+	CHECK(waited < 10000 * ms, "%s: acquired only %.1f ms after the wait began", algo,
+	      (double)waited / 1e6);
+	ll_mutex_unlock(&shared_lock);
+	pthread_join(t, NULL);
+	ll_mutex_destroy(&shared_lock);
+	printf("timed %s: timeout at 50 ms took %.1f ms; acquisition after release ok\n", algo,
+	       (double)waited / 1e6);
+	return 0;
+}
+
+/* ---- lost wakeups: many more threads than cores ---- */
+
+enum { WAKEUP_THREADS = 256 };
+
+static volatile long wake_counter;
+static atomic_long wake_timeouts;
+
+static void *wakeup_main(void *p)
+{
+	long iters = *(long *)p;
+	for (long i = 0; i < iters; i++) {
+		if (i % 4 == 3) {
+			/* Timed waits that give up leave wake state behind: mix them in. */
+			while (ll_mutex_timedlock_ns(&shared_lock, 20000) == ETIMEDOUT)
+				atomic_fetch_add_explicit(&wake_timeouts, 1, memory_order_relaxed);
+		} else {
+			ll_mutex_lock(&shared_lock);
+		}
+		/* Every 8th holder yields: the others find it held, give up spinning and sleep. */
+		if ((i & 7) == 0)
+			sched_yield();
+		wake_counter = wake_counter + 1;
+		ll_mutex_unlock(&shared_lock);
+	}
+	return NULL;
+}
+
+static int test_wakeup(void)
+{
+	/* Spinlocks have no wakeup to lose, but must still hand over at 128 threads a core. */
+	int spins = is_spinlock(algo);
+	long iters = test_scaled(spins ? 100 : 1000);
+	long *args = malloc(sizeof(long) * WAKEUP_THREADS);
+
+	for (int i = 0; i < WAKEUP_THREADS; i++)
+		args[i] = iters;
+	init_lock(&shared_lock, algo, spins ? spin_yield : NULL);
+	test_watchdog("wakeup", 600);
+	test_run_threads(WAKEUP_THREADS, wakeup_main, args, sizeof(long));
+	CHECK(wake_counter == iters * WAKEUP_THREADS, "%s: counter %ld, expected %ld", algo,
+	      wake_counter, iters * WAKEUP_THREADS);
+	ll_mutex_destroy(&shared_lock);
+	printf("wakeup %s: %d threads x %ld acquisitions finished, %ld timed-out waits\n", algo,
+	       WAKEUP_THREADS, iters, atomic_load(&wake_timeouts));
+	free(args);
+	return 0;
+}
+
+/* ---- nested: every algorithm held at once, released in any order ---- */
+
+enum { NEST_THREADS = 8, NEST_MAX = 64 };
+
+static ll_mutex_t nest_locks[NEST_MAX];
+static volatile long nest_counter[NEST_MAX];
+static int nest_count;
+
+static void *nested_main(void *p)
+{
+	long iters = *(long *)p;
+	unsigned r = (unsigned)(uintptr_t)p;
+	int order[NEST_MAX];
+
+	for (long i = 0; i < iters; i++) {
+		/* Acquire in one global order (no deadlock), release in a random one. */
+		for (int k = 0; k < nest_count; k++) {
+			ll_mutex_lock(&nest_locks[k]);
+			nest_counter[k] = nest_counter[k] + 1;
+			order[k] = k;
+		}
+		for (int k = nest_count - 1; k > 0; k--) {
+			r = r * 1103515245u + 12345u;
+			int j = (int)((r >> 16) % (unsigned)(k + 1));
+			int tmp = order[k];
+			order[k] = order[j];
+			order[j] = tmp;
+		}
+		for (int k = 0; k < nest_count; k++)
+			ll_mutex_unlock(&nest_locks[order[k]]);
+	}
+	return NULL;
+}
+
+static int test_nested(void)
+{
+	/* Two locks of each algorithm: a thread holds two MCS nodes at once, and so on. */
+	for (size_t a = 0; a < ll_algo_count(); a++)
+		for (int copy = 0; copy < 2; copy++)
+			init_lock(&nest_locks[nest_count++], ll_algo_at(a)->name, NULL);
+	long iters = test_scaled(2000);
+	long args[NEST_THREADS];
+	for (int i = 0; i < NEST_THREADS; i++)
+		args[i] = iters;
+	test_watchdog("nested", 600);
+	test_run_threads(NEST_THREADS, nested_main, args, sizeof(long));
+	for (int k = 0; k < nest_count; k++) {
+		CHECK(nest_counter[k] == iters * NEST_THREADS, "lock %d (%s): %ld, expected %ld", k,
+		      ll_mutex_algo(&nest_locks[k]), nest_counter[k], iters * NEST_THREADS);
+		ll_mutex_destroy(&nest_locks[k]);
+	}
+	printf("nested: %d locks of %zu algorithms, %d threads x %ld rounds\n", nest_count,
+	       ll_algo_count(), NEST_THREADS, iters);
+	return 0;
+}
+
+/* ---- registry and options ---- */
+
+static int test_config(void)
+{
+	struct ll_error err;
+	ll_mutex_t m;
+
+	CHECK(ll_mutex_init(&m, NULL, NULL, &err) == 0, "default init: %s", err.msg);
+	CHECK(!strcmp(ll_mutex_algo(&m), LL_DEFAULT_ALGO), "default is %s", ll_mutex_algo(&m));
+	ll_mutex_destroy(&m);
+
+	CHECK(ll_mutex_init(&m, "nope", NULL, &err) == EINVAL, "unknown algorithm accepted");
+	CHECK(strstr(err.msg, "unknown lock 'nope'") && strstr(err.msg, "innodb56"),
+	      "message: %s", err.msg);
+	CHECK(ll_mutex_init(&m, "ttas", "bogus=1", &err) == EINVAL, "unknown knob accepted");
+	CHECK(strstr(err.msg, "backoff_min_ns"), "message does not list knobs: %s", err.msg);
+	CHECK(ll_mutex_init(&m, "innodb56", "sync_spin_loops=-1", &err) == EINVAL,
+	      "negative spin loops accepted");
+	CHECK(ll_mutex_init(&m, "innodb56", "sync_spin_loops=12x", &err) == EINVAL,
+	      "trailing garbage accepted");
+	CHECK(ll_mutex_init(&m, "futex", "spin=wfe", &err) == EINVAL, "bad choice accepted");
+	CHECK(strstr(err.msg, "pause, none, tas, yield"), "message: %s", err.msg);
+	CHECK(ll_mutex_init(&m, "futex", "spin_ns", &err) == EINVAL, "missing '=' accepted");
+	CHECK(ll_mutex_init(&m, "futex", "spin_ns=5,", &err) == 0, "trailing comma: %s", err.msg);
+	ll_mutex_destroy(&m);
+
+	/* Options reach the algorithm: spin-trylock with no spin rounds still locks. */
+	CHECK(ll_mutex_init(&m, "spin-trylock", "spin_loops=0,limit=mutex,spin=tas", &err) == 0,
+	      "%s", err.msg);
+	ll_mutex_lock(&m);
+	CHECK(ll_mutex_trylock(&m) == EBUSY, "held spin-trylock taken again");
+	ll_mutex_unlock(&m);
+	ll_mutex_destroy(&m);
+
+	/* Every algorithm's state fits the inline storage; every knob default is in range. */
+	for (size_t i = 0; i < ll_algo_count(); i++) {
+		const struct ll_lock_ops *ops = ll_algo_at(i);
+		CHECK(ops->state_size <= LL_MUTEX_STATE_BYTES, "%s state %zu bytes", ops->name,
+		      ops->state_size);
+		for (size_t k = 0; k < ops->nknobs; k++)
+			CHECK(ops->knobs[k].def >= ops->knobs[k].min &&
+			      ops->knobs[k].def <= ops->knobs[k].max, "%s.%s default out of range",
+			      ops->name, ops->knobs[k].name);
+		CHECK(ll_algo_find(ops->name, NULL) == ops, "%s not found by name", ops->name);
+	}
+
+	/* Calibration: positive costs, budgets that grow with the time asked for. */
+	for (unsigned p = 0; p < LL_SPIN_POLICIES; p++) {
+		CHECK(ll_spin_ns(p) > 0, "policy %u costs %f ns", p, ll_spin_ns(p));
+		CHECK(ll_spin_iters(p, 0) == 0, "zero budget gives iterations");
+		CHECK(ll_spin_iters(p, 1) >= 1, "tiny budget gives none");
+		CHECK(ll_spin_iters(p, 100000) >= ll_spin_iters(p, 1000), "budgets not monotonic");
+	}
+	printf("config: ok (pause %.2f ns, none %.2f ns, tas %.2f ns, yield %.0f ns per wait)\n",
+	       ll_spin_ns(LL_SPIN_PAUSE), ll_spin_ns(LL_SPIN_NONE), ll_spin_ns(LL_SPIN_TAS),
+	       ll_spin_ns(LL_SPIN_YIELD));
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct {
+		const char *name;
+		int (*run)(void);
+		int needs_algo;
+	} tests[] = {
+		{ "exclusion", test_exclusion, 1 }, { "trylock", test_trylock, 1 },
+		{ "timed", test_timed, 1 },         { "wakeup", test_wakeup, 1 },
+		{ "nested", test_nested, 0 },       { "config", test_config, 0 },
+	};
+	for (size_t i = 0; argc >= 2 && i < sizeof(tests) / sizeof(tests[0]); i++) {
+		if (strcmp(argv[1], tests[i].name))
+			continue;
+		if (tests[i].needs_algo && argc < 3) {
+			fprintf(stderr, "usage: %s %s ALGO\n", argv[0], argv[1]);
+			return 2;
+		}
+		algo = argc >= 3 ? argv[2] : NULL;
+		return tests[i].run();
+	}
+	fprintf(stderr, "usage: %s exclusion|trylock|timed|wakeup ALGO | nested | config\n", argv[0]);
+	return 2;
+}
