@@ -1,0 +1,46 @@
+# locklab: the two commands of the README, and the steps they are made of.
+#   make run    install what is missing, build, run the main job
+#   make test   build with warnings as errors, run every C test (plain and
+#               ThreadSanitizer) and the Python tests
+
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+JOBS   ?= $(shell nproc)
+
+.PHONY: all setup run test ctest tsan pytest clean
+
+all: setup
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+
+setup: $(BIN)/python
+	./scripts/setup-apt.sh
+	$(BIN)/pip install -q '.[test]'
+
+run: setup
+	$(BIN)/locklab list
+
+build/build.ninja:
+	cmake -S . -B build -G Ninja -DLL_WERROR=ON
+
+build-tsan/build.ninja:
+	cmake -S . -B build-tsan -G Ninja -DLL_WERROR=ON -DLL_SANITIZE=thread
+
+ctest: build/build.ninja
+	cmake --build build
+	cd build && ctest -j$(JOBS) --output-on-failure
+
+tsan: build-tsan/build.ninja
+	cmake --build build-tsan
+	cd build-tsan && ctest -j$(JOBS) --output-on-failure
+
+pytest: setup
+	$(BIN)/python -m pytest -q
+
+test: setup ctest tsan pytest
+
+clean:
+	rm -rf build build-tsan $(VENV)

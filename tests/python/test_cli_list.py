@@ -1,0 +1,70 @@
+"""`locklab list`: every algorithm, its knobs, and one-line errors on bad input."""
+import json
+import subprocess
+import sys
+
+import pytest
+
+ALGORITHMS = {
+    "pthread", "pthread-adaptive", "innodb56", "spin-trylock",
+    "tas", "ttas", "ticket", "mcs", "futex",
+}
+
+
+def locklab(*args):
+    return subprocess.run(
+        [sys.executable, "-m", "locklab.cli", *args], capture_output=True, text=True
+    )
+
+
+def test_list_shows_every_algorithm():
+    out = locklab("list")
+    assert out.returncode == 0, out.stderr
+    names = {line.split()[0] for line in out.stdout.splitlines() if not line.startswith(" ")}
+    assert ALGORITHMS <= names
+
+
+def test_list_json_has_knobs_with_defaults():
+    out = locklab("list", "--json")
+    assert out.returncode == 0, out.stderr
+    algos = {a["name"]: a for a in json.loads(out.stdout)}
+    assert ALGORITHMS <= set(algos)
+    knobs = {k["name"]: k for k in algos["innodb56"]["knobs"]}
+    assert knobs["sync_spin_loops"]["default"] == "30"
+    assert knobs["spin_wait_delay"]["default"] == "6"
+    assert knobs["pause_multiplier"]["default"] == "50"
+    assert knobs["spin"]["choices"] == ["pause", "none", "tas", "yield"]
+    assert algos["ticket"]["fifo"] and not algos["ticket"]["parks"]
+    assert algos["futex"]["parks"]
+
+
+def test_lock_opts_are_applied():
+    out = locklab("list", "innodb56", "--lock-opts", "sync_spin_loops=80,spin=tas", "--json")
+    assert out.returncode == 0, out.stderr
+    (algo,) = json.loads(out.stdout)
+    values = {k["name"]: k["value"] for k in algo["knobs"]}
+    assert values["sync_spin_loops"] == "80"
+    assert values["spin"] == "tas"
+    assert values["spin_wait_delay"] == "6"
+
+
+@pytest.mark.parametrize(
+    "args, needle",
+    [
+        (["list", "nosuchlock"], "unknown lock 'nosuchlock' (valid: pthread"),
+        (["list", "ttas", "--lock-opts", "bogus=1"], "unknown option 'bogus'"),
+        (["list", "innodb56", "--lock-opts", "sync_spin_loops=-5"], "wants an integer"),
+        (["list", "innodb56", "--lock-opts", "sync_spin_loops=abc"], "wants an integer"),
+        (["list", "futex", "--lock-opts", "spin=wfe"], "wants one of: pause, none, tas"),
+        (["list", "futex", "--lock-opts", "spin_ns"], "expected KEY=VALUE"),
+    ],
+)
+def test_bad_input_is_one_line_error(args, needle):
+    out = locklab(*args)
+    assert out.returncode == 2
+    assert out.stdout == ""
+    lines = out.stderr.strip().splitlines()
+    assert len(lines) == 1, out.stderr
+    assert lines[0].startswith("locklab: ")
+    assert needle in lines[0]
+    assert "Traceback" not in out.stderr
