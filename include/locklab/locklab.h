@@ -42,6 +42,9 @@ typedef struct ll_mutex {
  * one-line message in *err when err is not NULL.
  */
 int ll_mutex_init(ll_mutex_t *m, const char *algo, const char *opts, struct ll_error *err);
+/* Same for any ops table (the library's or another's), options still as text. */
+int ll_mutex_init_opts(ll_mutex_t *m, const struct ll_lock_ops *ops, const char *opts,
+		       struct ll_error *err);
 /* Same with an already-parsed config struct (NULL: defaults). */
 int ll_mutex_init_config(ll_mutex_t *m, const struct ll_lock_ops *ops, const void *config);
 void ll_mutex_destroy(ll_mutex_t *m);

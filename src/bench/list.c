@@ -8,7 +8,7 @@
 
 #include "cli.h"
 #include "json.h"
-#include "locklab/locklab.h"
+#include "locks.h"
 
 static const char *flag_text(unsigned flags)
 {
@@ -93,12 +93,12 @@ int cmd_list(int argc, char **argv)
 
 	struct ll_error err;
 	int64_t config[16];
-	size_t first = 0, last = ll_algo_count();
+	size_t first = 0, last = bench_lock_count();
 	if (name) {
-		const struct ll_lock_ops *ops = ll_algo_find(name, &err);
+		const struct ll_lock_ops *ops = bench_lock_find(name, &err);
 		if (!ops)
 			return usage_error("%s", err.msg);
-		while (ll_algo_at(first) != ops)
+		while (bench_lock_at(first) != ops)
 			first++;
 		last = first + 1;
 	}
@@ -106,7 +106,7 @@ int cmd_list(int argc, char **argv)
 	if (json)
 		fputs("[", stdout);
 	for (size_t i = first; i < last; i++) {
-		const struct ll_lock_ops *ops = ll_algo_at(i);
+		const struct ll_lock_ops *ops = bench_lock_at(i);
 		ll_config_defaults(ops, config);
 		if (ll_config_parse(ops, opts, config, &err))
 			return usage_error("%s", err.msg);

@@ -210,11 +210,15 @@ int ll_mutex_init_config(ll_mutex_t *m, const struct ll_lock_ops *ops, const voi
 
 int ll_mutex_init(ll_mutex_t *m, const char *algo, const char *opts, struct ll_error *err)
 {
-	int64_t config[16];
 	const struct ll_lock_ops *ops = ll_algo_find(algo ? algo : LL_DEFAULT_ALGO, err);
+	return ops ? ll_mutex_init_opts(m, ops, opts, err) : EINVAL;
+}
 
-	if (!ops)
-		return EINVAL;
+int ll_mutex_init_opts(ll_mutex_t *m, const struct ll_lock_ops *ops, const char *opts,
+		       struct ll_error *err)
+{
+	int64_t config[16];
+
 	ll_config_defaults(ops, config);
 	int rc = ll_config_parse(ops, opts, config, err);
 	if (rc)

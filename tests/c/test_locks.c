@@ -8,7 +8,8 @@
  *   test_locks nested           locks of every algorithm held at once
  *   test_locks config           registry and option errors
  *
- * ctest runs each test for each algorithm of src/lib/algorithms.def.
+ * ctest runs each test for each algorithm of src/lib/algorithms.def and
+ * each peer lock of the benchmark (src/bench/peers/).
  */
 #include <errno.h>
 #include <sched.h>
@@ -18,14 +19,14 @@
 #include <unistd.h>
 
 #include "harness.h"
-#include "locklab/locklab.h"
+#include "locks.h"
 
 static const char *algo;
 
 static void init_lock(ll_mutex_t *m, const char *name, const char *opts)
 {
 	struct ll_error err;
-	int rc = ll_mutex_init(m, name, opts, &err);
+	int rc = bench_mutex_init(m, name, opts, &err);
 	CHECK(rc == 0, "init %s: %s", name, err.msg);
 }
 
@@ -40,7 +41,7 @@ static const char *const spin_yield = "spin=yield";
 
 static int is_spinlock(const char *name)
 {
-	const struct ll_lock_ops *ops = ll_algo_find(name, NULL);
+	const struct ll_lock_ops *ops = bench_lock_find(name, NULL);
 	CHECK(ops, "unknown algorithm %s", name);
 	return !(ops->flags & LL_ALGO_PARKS);
 }

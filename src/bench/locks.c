@@ -1,0 +1,44 @@
+/*
+ * locks.c: the benchmark's view of every runnable lock (library + peers).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "locks.h"
+
+size_t bench_lock_count(void)
+{
+	return ll_algo_count() + ll_peer_lock_count;
+}
+
+const struct ll_lock_ops *bench_lock_at(size_t i)
+{
+	size_t n = ll_algo_count();
+	if (i < n)
+		return ll_algo_at(i);
+	return i - n < ll_peer_lock_count ? ll_peer_locks[i - n] : NULL;
+}
+
+const struct ll_lock_ops *bench_lock_find(const char *name, struct ll_error *err)
+{
+	for (size_t i = 0; i < bench_lock_count(); i++)
+		if (!strcmp(bench_lock_at(i)->name, name))
+			return bench_lock_at(i);
+	if (err) {
+		size_t used = (size_t)snprintf(err->msg, sizeof(err->msg),
+					       "unknown lock '%s' (valid: ", name);
+		for (size_t i = 0; i < bench_lock_count() && used < sizeof(err->msg); i++)
+			used += (size_t)snprintf(err->msg + used, sizeof(err->msg) - used, "%s%s",
+						 i ? ", " : "", bench_lock_at(i)->name);
+		if (used < sizeof(err->msg))
+			snprintf(err->msg + used, sizeof(err->msg) - used, ")");
+	}
+	return NULL;
+}
+
+int bench_mutex_init(ll_mutex_t *m, const char *name, const char *opts, struct ll_error *err)
+{
+	const struct ll_lock_ops *ops = bench_lock_find(name ? name : LL_DEFAULT_ALGO, err);
+	return ops ? ll_mutex_init_opts(m, ops, opts, err) : EINVAL;
+}

@@ -1,0 +1,25 @@
+/*
+ * locks.h: every lock the benchmark can run: the library's algorithms,
+ * then the peers (public locks from other projects, src/bench/peers/), so
+ * that a sweep compares them all in one run.
+ */
+#ifndef LOCKLAB_BENCH_LOCKS_H
+#define LOCKLAB_BENCH_LOCKS_H
+
+#include <stddef.h>
+
+#include "locklab/locklab.h"
+
+size_t bench_lock_count(void);
+const struct ll_lock_ops *bench_lock_at(size_t i);
+/* NULL with "unknown lock 'x' (valid: every name)" in err. */
+const struct ll_lock_ops *bench_lock_find(const char *name, struct ll_error *err);
+
+/* bench_lock_find + ll_config_parse + ll_mutex_init_config: 0 or EINVAL/errno with err set. */
+int bench_mutex_init(ll_mutex_t *m, const char *name, const char *opts, struct ll_error *err);
+
+/* Defined by src/bench/peers/peers.c. */
+extern const struct ll_lock_ops *const ll_peer_locks[];
+extern const size_t ll_peer_lock_count;
+
+#endif
