@@ -2,8 +2,12 @@
  * main.c: locklab-bench, the C side of the `locklab` command.
  *
  *   locklab-bench list [NAME] [--lock-opts K=V,...] [--json]
+ *   locklab-bench bench --lock L --threads N --mutexes M --hold-ns H ... [--json]
+ *   locklab-bench floor [--json]
  */
+#include <errno.h>
 #include <stdarg.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -20,22 +24,49 @@ int usage_error(const char *fmt, ...)
 	return EXIT_USAGE;
 }
 
+int parse_i64(const char *opt, const char *s, int64_t min, int64_t max, int64_t *out)
+{
+	char *end;
+	errno = 0;
+	long long v = strtoll(s, &end, 10);
+	if (errno || end == s || *end || v < min || v > max)
+		return usage_error("%s wants an integer in [%lld, %lld], got '%s'", opt,
+				   (long long)min, (long long)max, s);
+	*out = v;
+	return 0;
+}
+
+int parse_seconds(const char *opt, const char *s, double min, double *out)
+{
+	char *end;
+	errno = 0;
+	double v = strtod(s, &end);
+	if (errno || end == s || *end || !(v >= min) || v > 86400)
+		return usage_error("%s wants seconds, at least %g, got '%s'", opt, min, s);
+	*out = v;
+	return 0;
+}
+
 static const struct {
 	const char *name;
 	int (*run)(int argc, char **argv);
 } commands[] = {
 	{ "list", cmd_list },
+	{ "bench", cmd_bench },
+	{ "floor", cmd_floor },
 };
 
 int main(int argc, char **argv)
 {
 	if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
-		fputs("usage: locklab-bench list [NAME] [--lock-opts K=V,...] [--json]\n",
+		fputs("usage: locklab-bench list [NAME] [--lock-opts K=V,...] [--json]\n"
+		      "       locklab-bench bench --help\n"
+		      "       locklab-bench floor [--json]\n",
 		      argc < 2 ? stderr : stdout);
 		return argc < 2 ? EXIT_USAGE : 0;
 	}
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
 		if (!strcmp(argv[1], commands[i].name))
 			return commands[i].run(argc - 1, argv + 1);
-	return usage_error("unknown command '%s' (valid: list)", argv[1]);
+	return usage_error("unknown command '%s' (valid: list, bench, floor)", argv[1]);
 }

@@ -1,0 +1,402 @@
+/*
+ * bench.c: `locklab-bench bench`, innotsim's loop in a fresh process.
+ *
+ * N threads, M mutexes, thread i on mutex i mod M.  Each iteration: lock,
+ * increment the mutex's counter, work hold_ns, unlock, work outside_ns.
+ * All threads start at a barrier.  With --duration the main thread lets
+ * them warm up, then snapshots iteration counts, /proc/stat and rusage at
+ * the start and end of the measured window; with --iterations every thread
+ * does J iterations and the window is the whole run.  Afterwards each
+ * mutex's counter must equal the iterations of its threads.
+ *
+ * Wait latency: every sample_every-th acquisition in the window is timed
+ * (two vDSO clock reads) into a per-thread log-linear histogram.
+ */
+#include <getopt.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdalign.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "json.h"
+#include "locks.h"
+#include "work.h"
+
+enum phase { WARMUP, MEASURE, STOP };
+
+struct slot {
+	ll_mutex_t m;
+	alignas(64) uint64_t counter;   /* guarded by m; its own line, apart from the word */
+};
+
+struct worker {
+	alignas(64) atomic_uint_fast64_t iters;   /* written by the worker, read by main */
+	struct slot *slot;
+	uint64_t window_iters;
+	uint64_t samples;
+	uint64_t wait_max;
+	uint64_t hist[HIST_BUCKETS];
+};
+
+struct config {
+	const char *lock, *lock_opts;
+	int64_t threads, mutexes, hold_ns, outside_ns, iterations, sample_every;
+	double duration_s, warmup_s;
+	int json;
+};
+
+static struct {
+	alignas(64) atomic_int phase;
+	uint64_t hold_loops, outside_loops, iterations;
+	uint64_t sample_mask;
+	pthread_barrier_t start;
+} run;
+
+static void *worker_main(void *p)
+{
+	struct worker *w = p;
+	struct slot *s = w->slot;
+	uint64_t hold = run.hold_loops, outside = run.outside_loops, mask = run.sample_mask;
+
+	pthread_barrier_wait(&run.start);
+	for (uint64_t i = 0;; i++) {
+		/* One relaxed load of a line nobody writes until the phase changes. */
+		int phase = atomic_load_explicit(&run.phase, memory_order_relaxed);
+		if (run.iterations ? i == run.iterations : phase == STOP)
+			break;
+		int sample = phase == MEASURE && (i & mask) == 0;
+		uint64_t t0 = sample ? ll_now_ns() : 0;
+		ll_mutex_lock(&s->m);
+		if (sample) {
+			uint64_t wait = ll_now_ns() - t0;
+			w->hist[hist_bucket(wait)]++;
+			w->samples++;
+			if (wait > w->wait_max)
+				w->wait_max = wait;
+		}
+		s->counter++;
+		work_loops(hold);
+		ll_mutex_unlock(&s->m);
+		atomic_store_explicit(&w->iters, i + 1, memory_order_relaxed);
+		work_loops(outside);
+	}
+	return NULL;
+}
+
+/* The system-wide CPU counters vmstat reads, in clock ticks. */
+struct cpu_ticks {
+	unsigned long long user, sys, idle, total, ctxt;
+};
+
+static void read_proc_stat(struct cpu_ticks *t)
+{
+	unsigned long long v[10] = { 0 };
+	char line[512];
+	FILE *f = fopen("/proc/stat", "r");
+
+	memset(t, 0, sizeof(*t));
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		if (!strncmp(line, "cpu ", 4)) {
+			sscanf(line + 4, "%llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1],
+			       &v[2], &v[3], &v[4], &v[5], &v[6], &v[7]);
+			/* As vmstat: us = user+nice, sy = system+irq+softirq, id = idle. */
+			t->user = v[0] + v[1];
+			t->sys = v[2] + v[5] + v[6];
+			t->idle = v[3];
+			t->total = v[0] + v[1] + v[2] + v[3] + v[4] + v[5] + v[6] + v[7];
+		} else if (!strncmp(line, "ctxt ", 5)) {
+			t->ctxt = strtoull(line + 5, NULL, 10);
+		}
+	}
+	fclose(f);
+}
+
+struct snapshot {
+	uint64_t ns;
+	struct cpu_ticks cpu;
+	struct rusage ru;
+};
+
+static void take_snapshot(struct snapshot *s)
+{
+	s->ns = ll_now_ns();
+	read_proc_stat(&s->cpu);
+	getrusage(RUSAGE_SELF, &s->ru);
+}
+
+static double tv_ns(struct timeval tv)
+{
+	return (double)tv.tv_sec * 1e9 + (double)tv.tv_usec * 1e3;
+}
+
+static void sleep_seconds(double s)
+{
+	struct timespec ts = { .tv_sec = (time_t)s, .tv_nsec = (long)((s - (double)(time_t)s) * 1e9) };
+	while (nanosleep(&ts, &ts))
+		;
+}
+
+static void usage(FILE *f)
+{
+	fputs("usage: locklab-bench bench --lock L [--lock-opts K=V,...] --threads N --mutexes M\n"
+	      "         --hold-ns H [--outside-ns O] (--duration S | --iterations J)\n"
+	      "         [--warmup S] [--sample-every K] [--json]\n", f);
+}
+
+static int parse_args(int argc, char **argv, struct config *c)
+{
+	static const struct option opts[] = {
+		{ "lock", required_argument, 0, 'l' },      { "lock-opts", required_argument, 0, 'o' },
+		{ "threads", required_argument, 0, 't' },   { "mutexes", required_argument, 0, 'm' },
+		{ "hold-ns", required_argument, 0, 'H' },   { "outside-ns", required_argument, 0, 'O' },
+		{ "duration", required_argument, 0, 'd' },  { "iterations", required_argument, 0, 'i' },
+		{ "warmup", required_argument, 0, 'w' },    { "sample-every", required_argument, 0, 's' },
+		{ "json", no_argument, 0, 'j' },            { "help", no_argument, 0, 'h' },
+		{ 0, 0, 0, 0 },
+	};
+	int have_threads = 0, have_mutexes = 0, have_hold = 0, rc = 0, ch;
+
+	*c = (struct config){ .sample_every = 16, .warmup_s = 0.2 };
+	opterr = 0;
+	optind = 1;
+	while (!rc && (ch = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		switch (ch) {
+		case 'l': c->lock = optarg; break;
+		case 'o': c->lock_opts = optarg; break;
+		case 't': have_threads = 1; rc = parse_i64("--threads", optarg, 1, 100000, &c->threads); break;
+		case 'm': have_mutexes = 1; rc = parse_i64("--mutexes", optarg, 1, 100000, &c->mutexes); break;
+		case 'H': have_hold = 1; rc = parse_i64("--hold-ns", optarg, 0, 1000000000, &c->hold_ns); break;
+		case 'O': rc = parse_i64("--outside-ns", optarg, 0, 1000000000, &c->outside_ns); break;
+		case 'd': rc = parse_seconds("--duration", optarg, 0.001, &c->duration_s); break;
+		case 'i': rc = parse_i64("--iterations", optarg, 1, INT64_MAX / 2, &c->iterations); break;
+		case 'w': rc = parse_seconds("--warmup", optarg, 0, &c->warmup_s); break;
+		case 's': rc = parse_i64("--sample-every", optarg, 1, 1 << 20, &c->sample_every); break;
+		case 'j': c->json = 1; break;
+		case 'h': usage(stdout); exit(0);
+		default:
+			return usage_error("bench: unknown or incomplete option '%s'", argv[optind - 1]);
+		}
+	}
+	if (rc)
+		return rc;
+	if (optind < argc)
+		return usage_error("bench: unexpected argument '%s'", argv[optind]);
+	if (!c->lock || !have_threads || !have_mutexes || !have_hold)
+		return usage_error("bench: --lock, --threads, --mutexes and --hold-ns are required");
+	if ((c->duration_s > 0) == (c->iterations > 0))
+		return usage_error("bench: give exactly one of --duration and --iterations");
+	if (c->sample_every & (c->sample_every - 1))
+		return usage_error("bench: --sample-every wants a power of two, got %" PRId64,
+				   c->sample_every);
+	return 0;
+}
+
+struct result {
+	double duration_s, ns_per_iter, ops_per_sec, cpu_user_pct, cpu_sys_pct, cpu_idle_pct;
+	double cs_per_sec, cpu_ns_per_iter, jain, calib_error_pct;
+	uint64_t iterations, min_thread_iters, max_thread_iters, vcsw, ivcsw;
+	uint64_t wait_p50, wait_p99, wait_p999, wait_max, wait_samples;
+	int mutex_ok;
+};
+
+static void summarise(const struct config *c, struct worker *w, struct slot *slots,
+		      const struct snapshot *a, const struct snapshot *b, struct result *r)
+{
+	double sum = 0, sum_sq = 0;
+	uint64_t *hist = calloc(HIST_BUCKETS, sizeof(uint64_t));
+
+	r->min_thread_iters = UINT64_MAX;
+	for (int64_t i = 0; i < c->threads; i++) {
+		uint64_t n = w[i].window_iters;
+		r->iterations += n;
+		sum += (double)n;
+		sum_sq += (double)n * (double)n;
+		if (n < r->min_thread_iters)
+			r->min_thread_iters = n;
+		if (n > r->max_thread_iters)
+			r->max_thread_iters = n;
+		for (unsigned k = 0; k < HIST_BUCKETS; k++)
+			hist[k] += w[i].hist[k];
+		r->wait_samples += w[i].samples;
+		if (w[i].wait_max > r->wait_max)
+			r->wait_max = w[i].wait_max;
+	}
+	/* Jain's index: 1 when every thread did the same, 1/N when one did all. */
+	r->jain = sum_sq > 0 ? sum * sum / ((double)c->threads * sum_sq) : 0;
+
+	/* Every iteration of every thread, warm-up included, went through one counter. */
+	r->mutex_ok = 1;
+	for (int64_t m = 0; m < c->mutexes; m++) {
+		uint64_t expect = 0;
+		for (int64_t i = m; i < c->threads; i += c->mutexes)
+			expect += atomic_load(&w[i].iters);
+		if (slots[m].counter != expect) {
+			fprintf(stderr, "locklab: mutual exclusion violated on mutex %" PRId64
+				": counter %" PRIu64 ", threads did %" PRIu64 "\n", m,
+				slots[m].counter, expect);
+			r->mutex_ok = 0;
+		}
+	}
+
+	double wall_ns = (double)(b->ns - a->ns);
+	r->duration_s = wall_ns / 1e9;
+	r->ns_per_iter = r->iterations ? wall_ns / (double)r->iterations : 0;
+	r->ops_per_sec = wall_ns > 0 ? (double)r->iterations * 1e9 / wall_ns : 0;
+	double ticks = (double)(b->cpu.total - a->cpu.total);
+	if (ticks > 0) {
+		r->cpu_user_pct = 100.0 * (double)(b->cpu.user - a->cpu.user) / ticks;
+		r->cpu_sys_pct = 100.0 * (double)(b->cpu.sys - a->cpu.sys) / ticks;
+		r->cpu_idle_pct = 100.0 * (double)(b->cpu.idle - a->cpu.idle) / ticks;
+	}
+	r->cs_per_sec = (double)(b->cpu.ctxt - a->cpu.ctxt) / r->duration_s;
+	r->vcsw = (uint64_t)(b->ru.ru_nvcsw - a->ru.ru_nvcsw);
+	r->ivcsw = (uint64_t)(b->ru.ru_nivcsw - a->ru.ru_nivcsw);
+	double cpu_ns = tv_ns(b->ru.ru_utime) - tv_ns(a->ru.ru_utime) + tv_ns(b->ru.ru_stime) -
+			tv_ns(a->ru.ru_stime);
+	r->cpu_ns_per_iter = r->iterations ? cpu_ns / (double)r->iterations : 0;
+	r->wait_p50 = hist_quantile(hist, r->wait_samples, 0.50);
+	r->wait_p99 = hist_quantile(hist, r->wait_samples, 0.99);
+	r->wait_p999 = hist_quantile(hist, r->wait_samples, 0.999);
+	free(hist);
+}
+
+static void print_json(const struct config *c, const struct result *r)
+{
+	fputs("{\"lock\":", stdout);
+	json_string(stdout, c->lock);
+	fputs(",\"lock_opts\":", stdout);
+	json_string(stdout, c->lock_opts ? c->lock_opts : "");
+	printf(",\"threads\":%" PRId64 ",\"mutexes\":%" PRId64 ",\"hold_ns\":%" PRId64
+	       ",\"outside_ns\":%" PRId64 ",\"mode\":\"%s\",\"warmup_s\":%g,\"duration_s\":%.6f"
+	       ",\"iterations\":%" PRIu64 ",\"ns_per_iter\":%.3f,\"ops_per_sec\":%.1f"
+	       ",\"cpu_user_pct\":%.2f,\"cpu_sys_pct\":%.2f,\"cpu_idle_pct\":%.2f"
+	       ",\"cs_per_sec\":%.1f,\"vcsw\":%" PRIu64 ",\"ivcsw\":%" PRIu64
+	       ",\"cpu_ns_per_iter\":%.3f,\"jain\":%.5f,\"min_thread_iters\":%" PRIu64
+	       ",\"max_thread_iters\":%" PRIu64 ",\"wait_ns_p50\":%" PRIu64 ",\"wait_ns_p99\":%" PRIu64
+	       ",\"wait_ns_p999\":%" PRIu64 ",\"wait_ns_max\":%" PRIu64 ",\"wait_samples\":%" PRIu64
+	       ",\"sample_every\":%" PRId64 ",\"mutex_ok\":%s,\"calib_error_pct\":%.2f"
+	       ",\"calib_ns_per_loop\":%.4f,\"pause_ns\":%.2f,\"version\":\"%s\"}\n",
+	       c->threads, c->mutexes, c->hold_ns, c->outside_ns,
+	       c->iterations ? "iterations" : "duration", c->iterations ? 0 : c->warmup_s,
+	       r->duration_s, r->iterations, r->ns_per_iter, r->ops_per_sec, r->cpu_user_pct,
+	       r->cpu_sys_pct, r->cpu_idle_pct, r->cs_per_sec, r->vcsw, r->ivcsw,
+	       r->cpu_ns_per_iter, r->jain, r->min_thread_iters, r->max_thread_iters, r->wait_p50,
+	       r->wait_p99, r->wait_p999, r->wait_max, r->wait_samples, c->sample_every,
+	       r->mutex_ok ? "true" : "false", r->calib_error_pct, work_calibrate(),
+	       ll_spin_ns(LL_SPIN_PAUSE), LL_VERSION);
+}
+
+static void print_text(const struct config *c, const struct result *r)
+{
+	printf("%s%s%s threads=%" PRId64 " mutexes=%" PRId64 " hold_ns=%" PRId64
+	       " outside_ns=%" PRId64 ": %.1f ns/iter, %.0f ops/s, us/sy/id %.0f/%.0f/%.0f,"
+	       " %.0f cs/s, %.0f cpu-ns/iter, jain %.3f, wait p50/p99/max %" PRIu64 "/%" PRIu64
+	       "/%" PRIu64 " ns, mutex %s\n",
+	       c->lock, c->lock_opts ? " " : "", c->lock_opts ? c->lock_opts : "", c->threads,
+	       c->mutexes, c->hold_ns, c->outside_ns, r->ns_per_iter, r->ops_per_sec,
+	       r->cpu_user_pct, r->cpu_sys_pct, r->cpu_idle_pct, r->cs_per_sec,
+	       r->cpu_ns_per_iter, r->jain, r->wait_p50, r->wait_p99, r->wait_max,
+	       r->mutex_ok ? "ok" : "VIOLATED");
+}
+
+int cmd_bench(int argc, char **argv)
+{
+	struct config c;
+	struct ll_error err;
+	int rc = parse_args(argc, argv, &c);
+	if (rc)
+		return rc;
+
+	struct slot *slots = aligned_alloc(64, sizeof(struct slot) * (size_t)c.mutexes);
+	struct worker *w = aligned_alloc(64, sizeof(struct worker) * (size_t)c.threads);
+	pthread_t *tids = calloc((size_t)c.threads, sizeof(pthread_t));
+	if (!slots || !w || !tids)
+		return usage_error("bench: out of memory for %" PRId64 " threads", c.threads);
+	memset(slots, 0, sizeof(struct slot) * (size_t)c.mutexes);
+	memset(w, 0, sizeof(struct worker) * (size_t)c.threads);
+	for (int64_t m = 0; m < c.mutexes; m++)
+		if (bench_mutex_init(&slots[m].m, c.lock, c.lock_opts, &err))
+			return usage_error("%s", err.msg);
+
+	ll_spin_calibrate();
+	work_calibrate();
+	struct result r = { 0 };
+	r.calib_error_pct = work_calibration_error_pct(c.hold_ns > 0 ? c.hold_ns : 1000);
+	if (!c.json)
+		fprintf(stderr, "work loop: %.3f ns/loop, calibration error %+.1f%% at %" PRId64 " ns\n",
+			work_calibrate(), r.calib_error_pct, c.hold_ns > 0 ? c.hold_ns : 1000);
+
+	run.hold_loops = work_loops_for_ns(c.hold_ns);
+	run.outside_loops = work_loops_for_ns(c.outside_ns);
+	run.iterations = (uint64_t)c.iterations;
+	run.sample_mask = (uint64_t)c.sample_every - 1;
+	atomic_store(&run.phase, c.iterations ? MEASURE : WARMUP);
+	pthread_barrier_init(&run.start, NULL, (unsigned)c.threads + 1);
+
+	pthread_attr_t attr;
+	pthread_attr_init(&attr);
+	/* 1024 threads x 8 MiB of default stack is address space nobody needs. */
+	pthread_attr_setstacksize(&attr, 128 * 1024);
+	for (int64_t i = 0; i < c.threads; i++) {
+		w[i].slot = &slots[i % c.mutexes];
+		rc = pthread_create(&tids[i], &attr, worker_main, &w[i]);
+		if (rc) {
+			/* Threads already waiting at the barrier would never leave: exit now. */
+			fprintf(stderr, "locklab: bench: cannot create thread %" PRId64 " of %" PRId64
+				": %s\n", i + 1, c.threads, strerror(rc));
+			exit(EXIT_USAGE);
+		}
+	}
+	pthread_attr_destroy(&attr);
+
+	struct snapshot a, b;
+	uint64_t *start_iters = calloc((size_t)c.threads, sizeof(uint64_t));
+	if (c.iterations) {
+		/* Before the release: workers run the moment main reaches the barrier. */
+		take_snapshot(&a);
+		pthread_barrier_wait(&run.start);
+		for (int64_t i = 0; i < c.threads; i++)
+			pthread_join(tids[i], NULL);
+		take_snapshot(&b);
+	} else {
+		pthread_barrier_wait(&run.start);
+		sleep_seconds(c.warmup_s);
+		take_snapshot(&a);
+		for (int64_t i = 0; i < c.threads; i++)
+			start_iters[i] = atomic_load_explicit(&w[i].iters, memory_order_relaxed);
+		atomic_store(&run.phase, MEASURE);
+		sleep_seconds(c.duration_s);
+		for (int64_t i = 0; i < c.threads; i++)
+			w[i].window_iters = atomic_load_explicit(&w[i].iters, memory_order_relaxed) -
+					    start_iters[i];
+		take_snapshot(&b);
+		atomic_store(&run.phase, STOP);
+		for (int64_t i = 0; i < c.threads; i++)
+			pthread_join(tids[i], NULL);
+	}
+	if (c.iterations)
+		for (int64_t i = 0; i < c.threads; i++)
+			w[i].window_iters = atomic_load(&w[i].iters);
+
+	summarise(&c, w, slots, &a, &b, &r);
+	if (c.json)
+		print_json(&c, &r);
+	else
+		print_text(&c, &r);
+
+	for (int64_t m = 0; m < c.mutexes; m++)
+		ll_mutex_destroy(&slots[m].m);
+	free(start_iters);
+	free(tids);
+	free(w);
+	free(slots);
+	return r.mutex_ok ? 0 : 1;
+}

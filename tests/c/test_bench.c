@@ -1,0 +1,81 @@
+/*
+ * test_bench.c: the benchmark's measuring instruments.
+ *
+ *   test_bench histogram     bucket bounds and quantiles against exact values
+ *   test_bench calibration   the work loop takes the time it was asked for
+ */
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "harness.h"
+#include "locklab/spin.h"
+#include "work.h"
+
+static int test_histogram(void)
+{
+	/* Every value lands in a bucket whose range holds it, within 1/16 of it. */
+	for (uint64_t v = 0; v < (1u << 20); v = v < 64 ? v + 1 : v + v / 7) {
+		unsigned b = hist_bucket(v);
+		CHECK(b < HIST_BUCKETS, "value %llu -> bucket %u", (unsigned long long)v, b);
+		uint64_t lo = hist_bucket_low(b), hi = hist_bucket_low(b + 1);
+		CHECK(lo <= v && v < hi, "value %llu outside bucket %u [%llu, %llu)",
+		      (unsigned long long)v, b, (unsigned long long)lo, (unsigned long long)hi);
+		CHECK(v < 16 || (double)(hi - lo) <= (double)v / 16.0 + 1,
+		      "bucket %u too wide for %llu", b, (unsigned long long)v);
+	}
+	CHECK(hist_bucket(UINT64_MAX) == HIST_BUCKETS - 1, "max value -> %u", hist_bucket(UINT64_MAX));
+
+	/* Quantiles of 1..100000 ns, uniform: p50 ~ 50000, p99 ~ 99000, within 7%. */
+	uint64_t *hist = calloc(HIST_BUCKETS, sizeof(uint64_t));
+	enum { N = 100000 };
+	for (uint64_t v = 1; v <= N; v++)
+		hist[hist_bucket(v)]++;
+	static const double qs[] = { 0.5, 0.9, 0.99, 0.999 };
+	for (size_t i = 0; i < sizeof(qs) / sizeof(qs[0]); i++) {
+		double got = (double)hist_quantile(hist, N, qs[i]), want = qs[i] * N;
+		CHECK(fabs(got - want) / want < 0.07, "q%.3f = %.0f, exact %.0f", qs[i], got, want);
+	}
+	CHECK(hist_quantile(hist, 0, 0.5) == 0, "empty histogram has a median");
+	/* One sample: every quantile is that sample's bucket. */
+	memset(hist, 0, HIST_BUCKETS * sizeof(uint64_t));
+	hist[hist_bucket(5000)] = 1;
+	uint64_t one = hist_quantile(hist, 1, 0.99);
+	CHECK(one >= 4800 && one <= 5200, "single sample 5000 reported as %llu",
+	      (unsigned long long)one);
+	free(hist);
+	printf("histogram: buckets and quantiles ok\n");
+	return 0;
+}
+
+static int test_calibration(void)
+{
+	double per = work_calibrate();
+	CHECK(per > 0.05 && per < 100, "work loop %.3f ns per loop", per);
+	CHECK(work_loops_for_ns(0) == 0, "zero ns asks for loops");
+	CHECK(work_loops_for_ns(4000) > work_loops_for_ns(1000), "loops not growing with time");
+	/*
+	 * The loop's own timing (median of many calls, clock cost removed) must
+	 * match what was asked; a loaded machine makes single calls slower, not
+	 * the median, so the bound is loose but would catch a wrong unit or a
+	 * loop the compiler shortened.
+	 */
+	static const int64_t targets[] = { 1000, 4000, 20000 };
+	for (size_t i = 0; i < sizeof(targets) / sizeof(targets[0]); i++) {
+		double err = work_calibration_error_pct(targets[i]);
+		printf("calibration: %lld ns -> error %+.1f%%\n", (long long)targets[i], err);
+		CHECK(fabs(err) < 35, "%lld ns took %+.1f%% of the target", (long long)targets[i], err);
+	}
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc == 2 && !strcmp(argv[1], "histogram"))
+		return test_histogram();
+	if (argc == 2 && !strcmp(argv[1], "calibration"))
+		return test_calibration();
+	fprintf(stderr, "usage: %s histogram|calibration\n", argv[0]);
+	return 2;
+}
