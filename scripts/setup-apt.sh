@@ -6,6 +6,7 @@ set -euo pipefail
 packages=(
   build-essential cmake ninja-build pkg-config   # the C build
   python3 python3-venv python3-dev               # the CLI's virtualenv
+  libck-dev libabsl-dev g++                      # the benchmark's peer locks (ck, absl::Mutex)
 )
 
 missing=()
