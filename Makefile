@@ -1,5 +1,5 @@
 # locklab: the two commands of the README, and the steps they are made of.
-#   make run    install what is missing, build, run the main job
+#   make run    install what is missing, build, run the quick sweep and its report
 #   make test   build with warnings as errors, run every C test (plain and
 #               ThreadSanitizer) and the Python tests
 
@@ -20,8 +20,10 @@ setup: $(BIN)/python
 	./scripts/setup-apt.sh
 	$(BIN)/pip install -q '.[test]'
 
+# The main job: the seed's story in a quick sweep (~2 min on 2 cores), then its report.
 run: setup
-	$(BIN)/locklab list
+	$(BIN)/locklab sweep --preset quick
+	$(BIN)/locklab report latest --out report
 
 build/build.ninja:
 	cmake -S . -B build -G Ninja -DLL_WERROR=ON

@@ -3,9 +3,67 @@ from __future__ import annotations
 
 import argparse
 import json
+import sqlite3
 import sys
+from pathlib import Path
 
-from . import __version__, native
+from . import __version__, compare, machine, native, presets, store, sweep
+from .errors import LocklabError
+
+# Handed to locklab-bench whole, before argparse sees them: their options are the C
+# tool's, and argparse cannot pass options through untouched.
+PASSTHROUGH = {
+    "bench": "one benchmark point (locklab-bench bench ...)",
+    "floor": "what the primitives cost on this machine (locklab-bench floor ...)",
+}
+AXES = ("locks", "lock_opts", "threads", "mutexes", "hold_ns", "outside_ns")
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse, but bad input is one `locklab: ...` line, not usage plus an error."""
+
+    def error(self, message: str):
+        self.exit(2, f"locklab: {message}\n")
+
+
+def int_list(minimum: int):
+    """An argparse type: comma-separated integers, each >= minimum, duplicates dropped."""
+
+    def parse(text: str) -> list[int]:
+        try:
+            values = [int(v) for v in text.split(",")]
+        except ValueError:
+            raise argparse.ArgumentTypeError(
+                f"'{text}' is not a comma-separated list of integers") from None
+        low = [v for v in values if v < minimum]
+        if low:
+            raise argparse.ArgumentTypeError(f"{low[0]} is below {minimum}")
+        return list(dict.fromkeys(values))
+
+    return parse
+
+
+def name_list(text: str) -> list[str]:
+    names = [n.strip() for n in text.split(",")]
+    if not all(names):
+        raise argparse.ArgumentTypeError(f"'{text}' has an empty name")
+    return list(dict.fromkeys(names))
+
+
+def number(minimum: float, kind=float, strict: bool = False):
+    """An argparse type: a number >= minimum (> minimum when strict)."""
+
+    def parse(text: str):
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"'{text}' is not a number") from None
+        if value < minimum or (strict and value == minimum):
+            raise argparse.ArgumentTypeError(
+                f"{text} must be {'above' if strict else 'at least'} {minimum:g}")
+        return value
+
+    return parse
 
 
 def cmd_list(args: argparse.Namespace) -> int:
@@ -23,8 +81,70 @@ def cmd_list(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_sweep(args: argparse.Namespace) -> int:
+    if args.lock_opts:  # the same variant twice would be the same points twice
+        args.lock_opts = list(dict.fromkeys(args.lock_opts))
+    given = {axis: getattr(args, axis) for axis in
+             (*AXES, "duration", "warmup", "repeat", "timeout")}
+    if args.resume:
+        extra = [f"--{k.replace('_', '-')}" for k, v in given.items() if v is not None]
+        extra += ["--preset"] if args.preset else []
+        if extra:
+            raise LocklabError(f"--resume sweeps the run's own grid; drop {' '.join(extra)}")
+        conn = store.connect(args.db)
+        run_id = store.resolve_run(conn, args.resume)
+        run = store.get_run(conn, run_id)
+        spec = run["spec"]
+        for change in sweep.machine_changes(run):
+            print(f"locklab: warning: run {run_id} began on another machine: {change}",
+                  file=sys.stderr)
+    else:
+        spec = presets.spec(args.preset, given)
+        spec["locks"] = sweep.expand_locks(spec["locks"])
+        sweep.validate(spec)
+        described, floor = machine.describe(), machine.floor()
+        conn = store.connect(args.db, create=True)
+        run_id = store.new_run(conn, spec, described, floor)
+    print(f"locklab: run {run_id} in {args.db}: {len(sweep.grid(spec))} points", file=sys.stderr)
+    try:
+        sweep.run(conn, run_id, spec)
+    except KeyboardInterrupt:
+        stored = len(store.done_points(conn, run_id))
+        print(f"locklab: interrupted; {stored} points of run {run_id} stored, "
+              f"resume with: locklab sweep --resume {run_id} --db {args.db}", file=sys.stderr)
+        return 130
+    rows = store.points(conn, run_id)
+    failed = sum(not r["ok"] for r in rows)
+    print(f"locklab: run {run_id} done: {len(rows)} points, {failed} failed; "
+          f"report with: locklab report {run_id} --db {args.db}", file=sys.stderr)
+    return 1 if failed else 0
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    # Imported here: matplotlib takes a good part of a second to load, which every
+    # other command would pay for nothing.
+    from . import report
+
+    conn = store.connect(args.db)
+    run_id = store.resolve_run(conn, args.run)
+    print(report.write(conn, run_id, args.out or Path(f"locklab-report-{run_id}")))
+    return 0
+
+
+def cmd_compare(args: argparse.Namespace) -> int:
+    conn = store.connect(args.db)
+    result = compare.ratios(conn, store.resolve_run(conn, args.run_a),
+                            store.resolve_run(conn, args.run_b))
+    if args.json:
+        json.dump(result, sys.stdout, indent=1)
+        sys.stdout.write("\n")
+    else:
+        print(compare.render(result))
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="locklab", description=__doc__)
+    p = Parser(prog="locklab", description=__doc__)
     p.add_argument("--version", action="version", version=f"locklab {__version__}")
     sub = p.add_subparsers(dest="command", required=True)
 
@@ -33,16 +153,71 @@ def build_parser() -> argparse.ArgumentParser:
     ls.add_argument("--lock-opts", help="K=V,... to check and show applied")
     ls.add_argument("--json", action="store_true", help="machine-readable output")
     ls.set_defaults(func=cmd_list)
+
+    for name, text in PASSTHROUGH.items():
+        sub.add_parser(name, help=text, add_help=False)
+
+    db = Parser(add_help=False)
+    db.add_argument("--db", default="locklab.db", type=Path,
+                    help="the SQLite file of runs (default ./locklab.db)")
+
+    sw = sub.add_parser("sweep", parents=[db], help="run a grid of points into the database",
+                        description="Run every point of a grid, each in a fresh process. "
+                        "Options override the preset's values; lists are comma-separated.")
+    sw.add_argument("--preset", choices=sorted(presets.PRESETS),
+                    help="quick: the seed's story in minutes; seed: the seed's whole grid "
+                    "(--locks adds to its locks); peers: every lock on one mutex")
+    sw.add_argument("--locks", type=name_list, metavar="L,...", help="lock names, or 'all'")
+    sw.add_argument("--lock-opts", action="append", metavar="K=V,...",
+                    help="options applied to every lock; repeat for several variants "
+                    "('' is the defaults)")
+    sw.add_argument("--threads", type=int_list(1), metavar="N,...", help="thread counts")
+    sw.add_argument("--mutexes", type=int_list(1), metavar="M,...",
+                    help="mutex counts (threads spread evenly over them)")
+    sw.add_argument("--hold-ns", type=int_list(0), metavar="H,...",
+                    help="ns of work with the lock held")
+    sw.add_argument("--outside-ns", type=int_list(0), metavar="O,...",
+                    help="ns of work between unlock and the next lock (0)")
+    sw.add_argument("--duration", type=number(0, strict=True), metavar="S",
+                    help="seconds per point (1.0)")
+    sw.add_argument("--warmup", type=number(0), metavar="S",
+                    help="seconds before measuring (0.2)")
+    sw.add_argument("--repeat", type=number(1, int), metavar="R", help="runs of each point (1)")
+    sw.add_argument("--timeout", type=number(0, strict=True), metavar="S",
+                    help="seconds before a point is killed as hung (10 x its length + 30)")
+    sw.add_argument("--resume", metavar="RUN", help="run what RUN (a number or 'latest') lacks")
+    sw.set_defaults(func=cmd_sweep)
+
+    rp = sub.add_parser("report", parents=[db], help="graphs, tables and data of a run")
+    rp.add_argument("run", help="run number or 'latest'")
+    rp.add_argument("--out", type=Path, help="directory (default ./locklab-report-RUN)")
+    rp.set_defaults(func=cmd_report)
+
+    cp = sub.add_parser("compare", parents=[db], help="per-point ratios B/A of two runs")
+    cp.add_argument("run_a", metavar="RUN_A")
+    cp.add_argument("run_b", metavar="RUN_B")
+    cp.add_argument("--json", action="store_true", help="machine-readable output")
+    cp.set_defaults(func=cmd_compare)
     return p
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    argv = sys.argv[1:] if argv is None else argv
     try:
+        if argv and argv[0] in PASSTHROUGH:
+            return native.passthrough(argv)
+        args = build_parser().parse_args(argv)
         return args.func(args)
-    except native.NativeError as e:
+    except LocklabError as e:
         print(f"locklab: {e}", file=sys.stderr)
         return 2
+    except sqlite3.Error as e:
+        print(f"locklab: database: {e}", file=sys.stderr)
+        return 2
+    except OSError as e:  # a report directory that cannot be made, a full disk
+        print(f"locklab: {e.filename}: {e.strerror}" if e.filename else f"locklab: {e}",
+              file=sys.stderr)
+        return 1
     except KeyboardInterrupt:
         print("locklab: interrupted", file=sys.stderr)
         return 130

@@ -10,8 +10,10 @@ import os
 import subprocess
 from pathlib import Path
 
+from .errors import LocklabError
 
-class NativeError(RuntimeError):
+
+class NativeError(LocklabError):
     """locklab-bench refused its input; str() is its one-line message."""
 
 
@@ -40,6 +42,15 @@ def run_bench(args: list[str]) -> str:
         text = msg[-1] if msg else f"locklab-bench exited with status {proc.returncode}"
         raise NativeError(text.removeprefix("locklab: "))
     return proc.stdout
+
+
+def passthrough(args: list[str]) -> int:
+    """Run locklab-bench ARGS on this process's stdin/stdout/stderr; its exit status.
+
+    A death by signal N comes back as 128 + N, as a shell reports it.
+    """
+    status = subprocess.run([str(bench_path()), *args]).returncode
+    return 128 - status if status < 0 else status
 
 
 def algorithms(name: str | None = None, lock_opts: str | None = None) -> list[dict]:

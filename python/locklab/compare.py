@@ -1,0 +1,86 @@
+"""`locklab compare A B`: how run B's points fare against run A's, point by point."""
+from __future__ import annotations
+
+import math
+import sqlite3
+
+from . import store
+from .errors import LocklabError
+
+# Points of two runs match on these; lock_opts is left out so that a lock can be
+# compared with itself under other options (sweep A default, sweep B tuned).
+MATCH = ("lock", "threads", "mutexes", "hold_ns", "outside_ns")
+RATIOS = ("ns_per_iter", "ops_per_sec")
+
+
+def _by_key(conn: sqlite3.Connection, run_id: int) -> dict[tuple, dict]:
+    out: dict[tuple, dict] = {}
+    for p in store.medians(store.points(conn, run_id)):
+        key = tuple(p[k] for k in MATCH)
+        if key in out:
+            raise LocklabError(
+                f"run {run_id} has {p['lock']} under several --lock-opts; "
+                "compare matches points on the lock name alone"
+            )
+        out[key] = p
+    return out
+
+
+def _ratio(a, b) -> float | None:
+    return b / a if a and b is not None else None
+
+
+def ratios(conn: sqlite3.Connection, run_a: int, run_b: int) -> dict:
+    """Per matched point B/A of each RATIOS metric (medians over repeats)."""
+    a, b = _by_key(conn, run_a), _by_key(conn, run_b)
+    rows = []
+    for key in sorted(a.keys() & b.keys()):
+        pa, pb = a[key], b[key]
+        row = dict(zip(MATCH, key), lock_opts_a=pa["lock_opts"], lock_opts_b=pb["lock_opts"])
+        for metric in RATIOS:
+            row[f"{metric}_a"], row[f"{metric}_b"] = pa[metric], pb[metric]
+            row[f"{metric}_ratio"] = _ratio(pa[metric], pb[metric])
+        rows.append(row)
+    return {
+        "run_a": run_a, "run_b": run_b, "points": rows,
+        "geomean": {m: geomean([r[f"{m}_ratio"] for r in rows]) for m in RATIOS},
+        "only_a": len(a.keys() - b.keys()), "only_b": len(b.keys() - a.keys()),
+    }
+
+
+def geomean(values: list[float | None]) -> float | None:
+    logs = [math.log(v) for v in values if v]
+    return math.exp(sum(logs) / len(logs)) if logs else None
+
+
+def _num(value, fmt: str) -> str:
+    return "-" if value is None else format(value, fmt)
+
+
+def render(result: dict) -> str:
+    """The comparison as a text table, a summary line last."""
+    # A lock run under other options in B is named with both: "innodb56 [- / spin=tas]".
+    names = [r["lock"] if r["lock_opts_a"] == r["lock_opts_b"]
+             else f"{r['lock']} [{r['lock_opts_a'] or '-'} / {r['lock_opts_b'] or '-'}]"
+             for r in result["points"]]
+    width = max(map(len, names), default=4)
+    head = (f"{'lock':<{width}} {'threads':>7} {'mutexes':>7} {'hold_ns':>7} {'outside':>7} "
+            f"{'ns/iter A':>10} {'ns/iter B':>10} {'B/A':>6} "
+            f"{'ops/s A':>12} {'ops/s B':>12} {'B/A':>6}")
+    lines = [head]
+    for name, r in zip(names, result["points"]):
+        lines.append(
+            f"{name:<{width}} {r['threads']:>7} {r['mutexes']:>7} {r['hold_ns']:>7} "
+            f"{r['outside_ns']:>7} {_num(r['ns_per_iter_a'], '10.1f')} "
+            f"{_num(r['ns_per_iter_b'], '10.1f')} {_num(r['ns_per_iter_ratio'], '6.2f')} "
+            f"{_num(r['ops_per_sec_a'], '12.0f')} {_num(r['ops_per_sec_b'], '12.0f')} "
+            f"{_num(r['ops_per_sec_ratio'], '6.2f')}"
+        )
+    g = result["geomean"]
+    lines.append(
+        f"run {result['run_b']} / run {result['run_a']}: {len(result['points'])} points matched, "
+        f"geometric mean B/A ns_per_iter {_num(g['ns_per_iter'], '.3f')}, "
+        f"ops_per_sec {_num(g['ops_per_sec'], '.3f')}; "
+        f"{result['only_a']} only in A, {result['only_b']} only in B"
+    )
+    return "\n".join(lines)

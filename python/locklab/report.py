@@ -1,0 +1,307 @@
+"""`locklab report`: a run's graphs, tables and data, tied together by index.html."""
+from __future__ import annotations
+
+import csv
+import html
+import itertools
+import json
+import math
+from pathlib import Path
+
+# Figures drawn on Agg canvases directly, not through pyplot: files only, no display,
+# no GUI toolkit, and no global figure list to leak from.
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure
+from matplotlib.ticker import LogFormatter, ScalarFormatter
+
+from . import store, sweep
+
+# The line charts: file stem, metric, y label, log y axis, heading in index.html.
+# A log axis for times: a lock that collapses at 1024 threads is 100x slower than
+# at 1, and on a linear axis the low-thread crossing would be a flat line at zero.
+LINE_CHARTS = (
+    ("ns_per_iter", "ns_per_iter", "ns per iteration (lower is better)", True,
+     "<h2>Time per iteration</h2>"),
+    ("cpu_ns_per_iter", "cpu_ns_per_iter", "CPU ns per iteration", True,
+     "<h2>CPU per iteration: what the waiting costs</h2>"),
+    ("fairness", "jain", "Jain fairness (1 = equal share)", False, "<h2>Fairness</h2>"),
+    ("wait_p50", "wait_ns_p50", "wait for the lock, p50 (ns)", True, "<h2>Wait latency</h2>"),
+    ("wait_p99", "wait_ns_p99", "wait for the lock, p99 (ns)", True, ""),
+    ("wait_max", "wait_ns_max", "wait for the lock, max (ns)", True, ""),
+)
+
+
+def new_figure(width: float, height: float) -> Figure:
+    fig = Figure(figsize=(width, height), layout="constrained")
+    FigureCanvasAgg(fig)
+    return fig
+
+
+def series_of(points: list[dict]) -> list[tuple[str, str]]:
+    """The (lock, lock_opts) variants, in the order the sweep ran them."""
+    return list(dict.fromkeys((p["lock"], p["lock_opts"]) for p in points))
+
+
+def panels_of(points: list[dict]) -> tuple[list[int], list[tuple[int, int]]]:
+    """Panel rows (mutex counts) and columns (hold, outside) as the seed lays them out."""
+    rows = sorted({p["mutexes"] for p in points})
+    cols = sorted({(p["hold_ns"], p["outside_ns"]) for p in points})
+    return rows, cols
+
+
+def panel_title(mutexes: int, hold_ns: int, outside_ns: int) -> str:
+    text = f"{mutexes} mutex{'es' if mutexes > 1 else ''}, hold {hold_ns} ns"
+    return text + (f", outside {outside_ns} ns" if outside_ns else "")
+
+
+def curve(points: list[dict], series: tuple[str, str], panel: tuple[int, int, int],
+          metric: str) -> dict[int, float]:
+    """threads -> metric for one lock variant in one panel (points without it left out)."""
+    return {
+        p["threads"]: p[metric]
+        for p in points
+        if (p["lock"], p["lock_opts"]) == series
+        and (p["mutexes"], p["hold_ns"], p["outside_ns"]) == panel
+        and p[metric] is not None
+    }
+
+
+def line_chart(points: list[dict], metric: str, ylabel: str, logy: bool, path: Path) -> None:
+    """One panel per mutex count x hold time, metric against threads, a line per lock."""
+    rows, cols = panels_of(points)
+    series = series_of(points)
+    fig = new_figure(4.4 * len(cols) + 0.5, 3.3 * len(rows) + 0.8)
+    axes = fig.subplots(len(rows), len(cols), squeeze=False, sharex=True)
+    for (i, mutexes), (j, (hold, outside)) in itertools.product(enumerate(rows), enumerate(cols)):
+        ax = axes[i][j]
+        positive = False
+        for k, s in enumerate(series):
+            line = sorted(curve(points, s, (mutexes, hold, outside), metric).items())
+            if line:
+                xs, ys = zip(*line)
+                ax.plot(xs, ys, marker="o", markersize=3, color=f"C{k % 10}",
+                        label=store.lock_label(*s))
+                positive = positive or any(y > 0 for y in ys)
+        ax.set_xscale("log", base=2)
+        ax.xaxis.set_major_formatter(ScalarFormatter())  # 1024, not 2^10
+        if logy and positive:
+            # Zero waits (one thread never waits) cannot be drawn on a log axis: masked.
+            ax.set_yscale("log", nonpositive="mask")
+            # Plain numbers (2000, 3000) where matplotlib would write 2x10^3.
+            ax.yaxis.set_major_formatter(LogFormatter())
+            ax.yaxis.set_minor_formatter(LogFormatter(labelOnlyBase=False,
+                                                      minor_thresholds=(2, 0.4)))
+        ax.set_title(panel_title(mutexes, hold, outside), fontsize=10)
+        ax.grid(True, which="major", alpha=0.3)
+        if i == len(rows) - 1:
+            ax.set_xlabel("threads")
+        if j == 0:
+            ax.set_ylabel(ylabel, fontsize=9)
+    legend = {}
+    for ax in axes.flat:
+        for handle, name in zip(*ax.get_legend_handles_labels()):
+            legend.setdefault(name, handle)
+    fig.legend(legend.values(), legend.keys(), loc="outside upper center",
+               ncols=min(len(legend), 6) or 1)
+    fig.savefig(path, dpi=90)
+
+
+def at_most_threads(points: list[dict]) -> list[dict]:
+    """Per lock variant and panel, the point with the most threads (the seed's vmstat rows)."""
+    best: dict[tuple, dict] = {}
+    for p in points:
+        key = (p["lock"], p["lock_opts"], p["mutexes"], p["hold_ns"], p["outside_ns"])
+        if key not in best or p["threads"] > best[key]["threads"]:
+            best[key] = p
+    return list(best.values())
+
+
+def cpu_chart(points: list[dict], path: Path) -> None:
+    """us/sy/id stacked and context switches per lock x mutex count, a column per hold time."""
+    top = at_most_threads(points)
+    _, cols = panels_of(points)
+    series = series_of(points)
+    fig = new_figure(max(5.0, 0.45 * len(top) / len(cols) + 2) * len(cols), 7.5)
+    axes = fig.subplots(2, len(cols), squeeze=False)
+    for j, (hold, outside) in enumerate(cols):
+        bars = sorted((p for p in top if (p["hold_ns"], p["outside_ns"]) == (hold, outside)),
+                      key=lambda p: (series.index((p["lock"], p["lock_opts"])), p["mutexes"]))
+        names = [f"{store.lock_label(p['lock'], p['lock_opts'])}\nm={p['mutexes']} "
+                 f"t={p['threads']}" for p in bars]
+        xs = range(len(bars))
+        pct, cs = axes[0][j], axes[1][j]
+        bottom = [0.0] * len(bars)
+        for key, name, color in (("cpu_user_pct", "us", "C0"), ("cpu_sys_pct", "sy", "C3"),
+                                 ("cpu_idle_pct", "id", "C7")):
+            heights = [p[key] or 0.0 for p in bars]
+            pct.bar(xs, heights, bottom=bottom, color=color, label=name)
+            bottom = [b + h for b, h in zip(bottom, heights)]
+        pct.set_ylim(0, 105)
+        pct.set_ylabel("CPU %")
+        pct.set_title(f"hold {hold} ns" + (f", outside {outside} ns" if outside else "")
+                      + ", most threads", fontsize=10)
+        cs.bar(xs, [p["cs_per_sec"] or 0.0 for p in bars], color="C2")
+        cs.set_ylabel("context switches / s")
+        for ax in (pct, cs):
+            ax.set_xticks(list(xs), names, rotation=90, fontsize=7)
+    fig.legend(*axes[0][0].get_legend_handles_labels(), loc="outside upper center", ncols=3)
+    fig.savefig(path, dpi=90)
+
+
+def crossings(points: list[dict], metric: str = "ns_per_iter",
+              margin: float = 0.10) -> list[dict]:
+    """Where, in each panel, one lock overtakes another as threads grow.
+
+    Thread counts where the two are within MARGIN of each other count as ties and
+    are skipped: two locks that measure the same would otherwise "cross" at every
+    wobble of the noise. The crossing is interpolated on log(a/b) against
+    log2(threads), the axes the graphs use; for costs that follow power laws of
+    the thread count it is exact.
+    """
+    rows, cols = panels_of(points)
+    tie = math.log1p(margin)
+    out = []
+    for mutexes, (hold, outside) in itertools.product(rows, cols):
+        panel = (mutexes, hold, outside)
+        for a, b in itertools.combinations(series_of(points), 2):
+            ca, cb = curve(points, a, panel, metric), curve(points, b, panel, metric)
+            logs = [(t, math.log(ca[t] / cb[t])) for t in sorted(ca.keys() & cb.keys())
+                    if ca[t] > 0 and cb[t] > 0]
+            logs = [(t, d) for t, d in logs if abs(d) > tie]
+            for (t0, d0), (t1, d1) in zip(logs, logs[1:]):
+                if (d0 < 0) == (d1 < 0):
+                    continue
+                x = math.log2(t0) + (math.log2(t1) - math.log2(t0)) * d0 / (d0 - d1)
+                below, above = (a, b) if d0 < 0 else (b, a)
+                out.append({
+                    "mutexes": mutexes, "hold_ns": hold, "outside_ns": outside,
+                    "faster_below": store.lock_label(*below),
+                    "faster_above": store.lock_label(*above),
+                    "threads": round(2 ** x, 1), "between": [t0, t1],
+                })
+    return out
+
+
+def _table(headers: list[str], rows: list[list]) -> str:
+    head = "".join(f"<th>{html.escape(str(h))}</th>" for h in headers)
+    body = "".join(
+        "<tr>" + "".join(f"<td>{html.escape(_fmt(v))}</td>" for v in row) + "</tr>" for row in rows
+    )
+    return f"<table><tr>{head}</tr>{body}</table>\n"
+
+
+def _fmt(value) -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, float):
+        return f"{value:,.0f}" if abs(value) >= 100 else f"{value:.3g}"
+    return str(value)
+
+
+def vmstat_tables(points: list[dict]) -> str:
+    """The seed's vmstat tables: per hold time and lock, a row per mutex count."""
+    top = at_most_threads(points)
+    series = series_of(points)
+    _, cols = panels_of(points)
+    out = []
+    for hold, outside in cols:
+        rows = sorted((p for p in top if (p["hold_ns"], p["outside_ns"]) == (hold, outside)),
+                      key=lambda p: (series.index((p["lock"], p["lock_opts"])), p["mutexes"]))
+        out.append(f"<h3>hold {hold} ns" + (f", outside {outside} ns" if outside else "")
+                   + "</h3>")
+        out.append(_table(
+            ["lock", "mutexes", "threads", "cs/s", "us %", "sy %", "id %"],
+            [[store.lock_label(p["lock"], p["lock_opts"]), p["mutexes"], p["threads"],
+              p["cs_per_sec"], p["cpu_user_pct"], p["cpu_sys_pct"], p["cpu_idle_pct"]]
+             for p in rows],
+        ))
+    return "".join(out)
+
+
+CSS = """body{font-family:sans-serif;margin:2em;max-width:1800px}
+table{border-collapse:collapse;margin:.5em 0 1.5em}td,th{border:1px solid #ccc;padding:2px 8px;
+text-align:right}th{background:#eee}td:first-child{text-align:left}img{max-width:100%}"""
+
+
+def write_data(out: Path, run: dict, rows: list[dict], crossed: list[dict]) -> None:
+    """points.csv, points.json (with the machine) and crossings.csv."""
+    with open(out / "points.csv", "w", newline="", encoding="utf-8") as f:
+        writer = csv.DictWriter(f, fieldnames=store.POINT_COLUMNS)
+        writer.writeheader()
+        writer.writerows(rows)
+    machine = {k: run[k] for k in (*store.MACHINE, "started", "finished", "floor")}
+    with open(out / "points.json", "w", encoding="utf-8") as f:
+        json.dump({"run": run["id"], "machine": machine, "spec": run["spec"], "points": rows},
+                  f, indent=1)
+    with open(out / "crossings.csv", "w", newline="", encoding="utf-8") as f:
+        writer = csv.DictWriter(f, fieldnames=list(crossed[0]) if crossed else ["threads"])
+        writer.writeheader()
+        writer.writerows(crossed)
+
+
+def crossings_table(crossed: list[dict]) -> str:
+    if not crossed:
+        return "<p>No line crosses another.</p>\n"
+    return _table(
+        ["mutexes", "hold ns", "outside ns", "faster below", "faster above",
+         "crossing at threads", "between"],
+        [[c["mutexes"], c["hold_ns"], c["outside_ns"], c["faster_below"], c["faster_above"],
+          c["threads"], f"{c['between'][0]} and {c['between'][1]}"] for c in crossed],
+    )
+
+
+def index_html(run: dict, rows: list[dict], points: list[dict], crossed: list[dict]) -> str:
+    planned = len(sweep.grid(run["spec"]))
+    failed = [r for r in rows if not r["ok"]]
+    state = (f"finished {run['finished']}" if run["finished"]
+             else f"incomplete: {len(rows)} of {planned} points")
+    parts = [
+        f"<!doctype html><meta charset=utf-8><title>locklab run {run['id']}</title>"
+        f"<style>{CSS}</style><h1>locklab run {run['id']}</h1>",
+        "<h2>Machine</h2>",
+        _table(["", ""], [["CPU", run["cpu_model"]], ["cores", run["cores"]],
+                          ["kernel", run["kernel"]], ["C library", run["glibc"]],
+                          ["locklab", run["version"]], ["started", run["started"]],
+                          ["state", state]]),
+        "<h3>Floor: what the primitives cost here</h3>",
+        _table(["", ""], [[k, v] for k, v in run["floor"].items()]),
+        "<h2>Grid</h2>",
+        _table(["", ""], [[k, ", ".join(map(str, v)) if isinstance(v, list) else v]
+                          for k, v in run["spec"].items()]),
+        f"<p>{len(rows)} points stored, {len(failed)} failed. Each chart plots the median "
+        "of a point's succeeded repeats.</p>",
+    ]
+    if points:
+        for stem, _, _, _, heading in LINE_CHARTS:
+            parts.append(heading)
+            parts.append(f'<p><img src="{stem}.png" alt="{stem}"></p>')
+            if stem == "ns_per_iter":
+                parts.append("<h3>Crossing points</h3>" + crossings_table(crossed))
+        parts.append("<h2>CPU and context switches at the most threads</h2>")
+        parts.append('<p><img src="cpu.png" alt="cpu"></p>')
+        parts.append(vmstat_tables(points))
+    if failed:
+        parts.append("<h2>Failed points</h2>")
+        parts.append(_table([*store.Point._fields, "error"],
+                            [[r[k] for k in (*store.Point._fields, "error")] for r in failed]))
+    parts.append('<h2>Data</h2><p><a href="points.csv">points.csv</a> '
+                 '<a href="points.json">points.json</a> '
+                 '<a href="crossings.csv">crossings.csv</a></p>')
+    return "\n".join(parts)
+
+
+def write(conn, run_id: int, out: Path) -> Path:
+    """Write the report of a run into OUT; its index.html."""
+    run = store.get_run(conn, run_id)
+    rows = store.points(conn, run_id)
+    points = store.medians(rows)
+    crossed = crossings(points)
+    out.mkdir(parents=True, exist_ok=True)
+    write_data(out, run, rows, crossed)
+    if points:
+        for stem, metric, ylabel, logy, _ in LINE_CHARTS:
+            line_chart(points, metric, ylabel, logy, out / f"{stem}.png")
+        cpu_chart(points, out / "cpu.png")
+    index = out / "index.html"
+    index.write_text(index_html(run, rows, points, crossed), encoding="utf-8")
+    return index

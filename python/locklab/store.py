@@ -1,0 +1,222 @@
+"""The SQLite file sweeps write and reports read: one row per run, one per point.
+
+Every point is committed on its own as it finishes, so whatever stops a sweep
+(Ctrl-C, kill -9, a crash) loses at most the point that was running.
+"""
+from __future__ import annotations
+
+import json
+import sqlite3
+import statistics
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import NamedTuple
+
+from .errors import LocklabError
+
+
+class Point(NamedTuple):
+    """One benchmark process: what makes a row of `points` unique within its run."""
+
+    lock: str
+    lock_opts: str
+    threads: int
+    mutexes: int
+    hold_ns: int
+    outside_ns: int
+    rep: int
+
+
+# What locklab-bench's JSON line reports, column name and SQLite type; the row also
+# keeps the line itself (raw), so a key added later is not lost.
+METRICS = (
+    ("duration_s", "REAL"),
+    ("iterations", "INTEGER"),
+    ("ns_per_iter", "REAL"),
+    ("ops_per_sec", "REAL"),
+    ("cpu_user_pct", "REAL"),
+    ("cpu_sys_pct", "REAL"),
+    ("cpu_idle_pct", "REAL"),
+    ("cs_per_sec", "REAL"),
+    ("vcsw", "INTEGER"),
+    ("ivcsw", "INTEGER"),
+    ("cpu_ns_per_iter", "REAL"),
+    ("jain", "REAL"),
+    ("min_thread_iters", "INTEGER"),
+    ("max_thread_iters", "INTEGER"),
+    ("wait_ns_p50", "REAL"),
+    ("wait_ns_p99", "REAL"),
+    ("wait_ns_p999", "REAL"),
+    ("wait_ns_max", "REAL"),
+    ("mutex_ok", "INTEGER"),
+    ("calib_error_pct", "REAL"),
+)
+METRIC_NAMES = tuple(name for name, _ in METRICS)
+MACHINE = ("cpu_model", "cores", "kernel", "glibc", "version")
+# The columns a point is reported with, in order (CSV, JSON, compare).
+POINT_COLUMNS = (*Point._fields, "ok", "error", "wall_s", "finished", *METRIC_NAMES)
+
+SCHEMA = f"""
+CREATE TABLE IF NOT EXISTS runs (
+    id INTEGER PRIMARY KEY,
+    started TEXT NOT NULL,
+    finished TEXT,
+    spec TEXT NOT NULL,
+    cpu_model TEXT, cores INTEGER, kernel TEXT, glibc TEXT, version TEXT,
+    floor TEXT
+);
+CREATE TABLE IF NOT EXISTS points (
+    id INTEGER PRIMARY KEY,
+    run_id INTEGER NOT NULL REFERENCES runs(id),
+    lock TEXT NOT NULL, lock_opts TEXT NOT NULL,
+    threads INTEGER NOT NULL, mutexes INTEGER NOT NULL,
+    hold_ns INTEGER NOT NULL, outside_ns INTEGER NOT NULL, rep INTEGER NOT NULL,
+    ok INTEGER NOT NULL, error TEXT, wall_s REAL, finished TEXT NOT NULL,
+    {", ".join(f"{name} {kind}" for name, kind in METRICS)},
+    raw TEXT,
+    UNIQUE (run_id, lock, lock_opts, threads, mutexes, hold_ns, outside_ns, rep)
+);
+"""
+
+
+def now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+
+
+def connect(path: str | Path, create: bool = False) -> sqlite3.Connection:
+    """Open the database; only a sweep (create=True) may bring a new file into being."""
+    path = Path(path)
+    if not create and not path.is_file():
+        raise LocklabError(f"no database at {path} (run 'locklab sweep' first, or pass --db)")
+    # isolation_level=None: autocommit, so each INSERT is on disk when it returns.
+    conn = sqlite3.connect(path, isolation_level=None)
+    conn.row_factory = sqlite3.Row
+    try:
+        # WAL: a report can read while a sweep writes. synchronous=NORMAL in WAL mode
+        # keeps every commit across a crash of the process, which is what we guard.
+        conn.execute("PRAGMA journal_mode=WAL")
+        conn.execute("PRAGMA synchronous=NORMAL")
+        if create:
+            conn.executescript(SCHEMA)
+        conn.execute("SELECT 1 FROM runs LIMIT 1")
+    except sqlite3.DatabaseError as e:
+        conn.close()
+        raise LocklabError(f"{path} is not a locklab database ({e})") from None
+    return conn
+
+
+def new_run(conn: sqlite3.Connection, spec: dict, machine: dict, floor: dict) -> int:
+    cur = conn.execute(
+        f"INSERT INTO runs (started, spec, {', '.join(MACHINE)}, floor) "
+        f"VALUES (?, ?, {', '.join('?' * len(MACHINE))}, ?)",
+        (now(), json.dumps(spec), *(machine[k] for k in MACHINE), json.dumps(floor)),
+    )
+    return cur.lastrowid
+
+
+def resolve_run(conn: sqlite3.Connection, ref: str) -> int:
+    """A run's id from what the user typed: a number or 'latest'."""
+    if ref == "latest":
+        row = conn.execute("SELECT max(id) FROM runs").fetchone()
+        if row[0] is None:
+            raise LocklabError("the database holds no run yet")
+        return row[0]
+    try:
+        run_id = int(ref)
+    except ValueError:
+        raise LocklabError(f"run '{ref}' is neither a run number nor 'latest'") from None
+    if conn.execute("SELECT 1 FROM runs WHERE id = ?", (run_id,)).fetchone() is None:
+        ids = [r[0] for r in conn.execute("SELECT id FROM runs ORDER BY id")]
+        known = f"runs {ids[0]}-{ids[-1]}" if ids else "no run yet"
+        raise LocklabError(f"no run {run_id} in the database ({known})")
+    return run_id
+
+
+def get_run(conn: sqlite3.Connection, run_id: int) -> dict:
+    row = dict(conn.execute("SELECT * FROM runs WHERE id = ?", (run_id,)).fetchone())
+    row["spec"] = json.loads(row["spec"])
+    row["floor"] = json.loads(row["floor"]) if row["floor"] else {}
+    return row
+
+
+def finish_run(conn: sqlite3.Connection, run_id: int) -> None:
+    conn.execute("UPDATE runs SET finished = ? WHERE id = ?", (now(), run_id))
+
+
+def done_points(conn: sqlite3.Connection, run_id: int) -> set[Point]:
+    """The points of a run already stored, failed ones included."""
+    cols = ", ".join(Point._fields)
+    rows = conn.execute(f"SELECT {cols} FROM points WHERE run_id = ?", (run_id,))
+    return {Point(*row) for row in rows}
+
+
+def record_point(
+    conn: sqlite3.Connection,
+    run_id: int,
+    point: Point,
+    *,
+    error: str | None,
+    wall_s: float,
+    result: dict | None,
+    raw: str | None,
+) -> None:
+    """Store one point (committed when this returns); error None means it succeeded."""
+    result = result or {}
+    cols = (*Point._fields, "ok", "error", "wall_s", "finished", *METRIC_NAMES, "raw")
+    values = (
+        *point,
+        error is None,
+        error,
+        wall_s,
+        now(),
+        *(_number(result.get(name)) for name in METRIC_NAMES),
+        raw,
+    )
+    conn.execute(
+        f"INSERT INTO points (run_id, {', '.join(cols)}) VALUES (?{', ?' * len(cols)})",
+        (run_id, *values),
+    )
+
+
+def _number(value):
+    # JSON booleans (mutex_ok) are stored as 0/1; anything not a number as NULL, so a
+    # column never holds text that would break sorting and plotting.
+    if isinstance(value, bool):
+        return int(value)
+    return value if isinstance(value, (int, float)) else None
+
+
+def lock_label(lock: str, lock_opts: str) -> str:
+    """How a lock variant is named in progress lines, legends and tables."""
+    return f"{lock} [{lock_opts}]" if lock_opts else lock
+
+
+def points(conn: sqlite3.Connection, run_id: int) -> list[dict]:
+    """Every stored point of a run, failed ones included, in the order they ran."""
+    rows = conn.execute(
+        f"SELECT {', '.join(POINT_COLUMNS)} FROM points WHERE run_id = ? ORDER BY id", (run_id,)
+    )
+    return [dict(row) for row in rows]
+
+
+# A point of the grid with its repeats folded together.
+GRID_KEY = Point._fields[:-1]
+
+
+def medians(rows: list[dict]) -> list[dict]:
+    """One dict per grid point: each metric's median over its succeeded repeats.
+
+    Failed repeats are left out; `reps` says how many medians were taken over.
+    """
+    groups: dict[tuple, list[dict]] = {}
+    for row in rows:
+        if row["ok"]:
+            groups.setdefault(tuple(row[k] for k in GRID_KEY), []).append(row)
+    out = []
+    for key, reps in groups.items():
+        point = dict(zip(GRID_KEY, key), reps=len(reps))
+        for name in METRIC_NAMES:
+            values = [r[name] for r in reps if r[name] is not None]
+            point[name] = statistics.median(values) if values else None
+        out.append(point)
+    return out

@@ -1,0 +1,235 @@
+"""Running a grid of benchmark points, each in a fresh locklab-bench process.
+
+A fresh process per point keeps one lock's aftermath (threads still parked,
+a polluted cache, a leaked sleeper) out of the next lock's numbers, and lets
+a point that crashes or hangs fail alone.
+"""
+from __future__ import annotations
+
+import ctypes
+import itertools
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from typing import TextIO
+
+from . import machine, native, presets, store
+from .errors import LocklabError
+from .store import Point
+
+# Keys locklab-bench's JSON line must carry for a point to count as measured.
+REQUIRED = ("lock", "lock_opts", "threads", "mutexes", "hold_ns", "outside_ns",
+            *store.METRIC_NAMES, "version")
+
+
+def expand_locks(locks: list[str]) -> list[str]:
+    """The lock list with 'all' replaced by every lock locklab-bench knows."""
+    if presets.ALL not in locks:
+        return locks
+    every = [a["name"] for a in native.algorithms()]
+    return list(dict.fromkeys(
+        name for lock in locks for name in (every if lock == presets.ALL else [lock])))
+
+
+def validate(spec: dict) -> None:
+    """Let locklab-bench refuse an unknown lock or option now, not mid-sweep."""
+    for lock, opts in itertools.product(spec["locks"], spec["lock_opts"]):
+        native.algorithms(lock, opts or None)
+
+
+def grid(spec: dict) -> list[Point]:
+    """Every point of the sweep, in the order they run.
+
+    Repeats are outermost so an interrupted sweep holds whole passes; locks are
+    innermost so the locks of one configuration run close together in time.
+    """
+    return [
+        Point(lock, opts, threads, mutexes, hold, outside, rep)
+        for rep in range(spec["repeat"])
+        for hold in spec["hold_ns"]
+        for outside in spec["outside_ns"]
+        for mutexes in spec["mutexes"]
+        for threads in spec["threads"]
+        for lock in spec["locks"]
+        for opts in spec["lock_opts"]
+    ]
+
+
+def point_timeout(spec: dict) -> float:
+    """How long a point may run before it is killed as hung."""
+    if spec.get("timeout"):
+        return spec["timeout"]
+    return 10 * (spec["duration"] + spec["warmup"]) + 30
+
+
+def label(point: Point, repeat: int) -> str:
+    text = (f"{store.lock_label(point.lock, point.lock_opts)} t={point.threads} "
+            f"m={point.mutexes} h={point.hold_ns}")
+    if point.outside_ns:
+        text += f" o={point.outside_ns}"
+    if repeat > 1:
+        text += f" r={point.rep + 1}/{repeat}"
+    return text
+
+
+def bench_args(point: Point, spec: dict) -> list[str]:
+    args = ["bench", "--lock", point.lock]
+    if point.lock_opts:
+        args += ["--lock-opts", point.lock_opts]
+    return args + [
+        "--threads", str(point.threads), "--mutexes", str(point.mutexes),
+        "--hold-ns", str(point.hold_ns), "--outside-ns", str(point.outside_ns),
+        "--duration", str(spec["duration"]), "--warmup", str(spec["warmup"]), "--json",
+    ]
+
+
+def _die_with(parent: int):
+    """A preexec_fn: the benchmark is killed when the sweep (pid parent) dies.
+
+    Even a SIGKILLed sweep then leaves no hung point behind, and none that keeps
+    loading the CPUs a resumed sweep measures on.
+    """
+    prctl = ctypes.CDLL(None, use_errno=True).prctl
+
+    def preexec() -> None:
+        PR_SET_PDEATHSIG = 1
+        prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+        if os.getppid() != parent:  # the sweep died before prctl took effect
+            os._exit(1)
+
+    return preexec
+
+
+def run_point(point: Point, spec: dict) -> dict:
+    """Run one point; keyword arguments for store.record_point."""
+    timeout = point_timeout(spec)
+    start = time.monotonic()
+    proc = subprocess.Popen(
+        [str(native.bench_path()), *bench_args(point, spec)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        preexec_fn=_die_with(os.getpid()),
+    )
+    try:
+        out, err = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        out, _ = proc.communicate()
+        error, result = f"timed out after {timeout:g} s, killed", None
+    except BaseException:
+        # Ctrl-C or kill: the point is not finished, so it is not recorded; resume reruns it.
+        proc.kill()
+        proc.wait()
+        raise
+    else:
+        if proc.returncode == -signal.SIGINT:
+            # Ctrl-C on a terminal reaches the whole process group: the benchmark died
+            # of it first. The user interrupted the sweep; the point did not fail.
+            raise KeyboardInterrupt
+        error, result = judge(proc.returncode, out, err)
+    return {"error": error, "result": result, "raw": out.strip() or None,
+            "wall_s": time.monotonic() - start}
+
+
+def judge(status: int, out: str, err: str) -> tuple[str | None, dict | None]:
+    """(error or None, the parsed JSON object or None) from how locklab-bench ended."""
+    lines = out.strip().splitlines()
+    try:
+        result = json.loads(lines[-1]) if lines else None
+    except ValueError:
+        result = None
+    if not isinstance(result, dict):
+        result = None
+    err_lines = err.strip().splitlines()
+    said = err_lines[-1].removeprefix("locklab: ") if err_lines else ""
+    if status < 0:
+        name = signal.Signals(-status).name
+        return f"killed by {name}" + (f": {said}" if said else ""), result
+    if result is not None and result.get("mutex_ok") is False:
+        return "mutual exclusion violated" + (f": {said}" if said else ""), result
+    if status != 0:
+        return said or f"exit status {status}", result
+    if result is None:
+        shown = lines[-1][:120] if lines else ""
+        return f"bad JSON from locklab-bench: {shown!r}", None
+    missing = [key for key in REQUIRED if key not in result]
+    if missing:
+        return f"JSON from locklab-bench lacks {', '.join(missing)}", result
+    return None, result
+
+
+def clock(seconds: float) -> str:
+    minutes, secs = divmod(int(seconds + 0.5), 60)
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours}:{minutes:02d}:{secs:02d}" if hours else f"{minutes}:{secs:02d}"
+
+
+class Progress:
+    """The `[ 12/84] innodb56 t=64 m=1 h=1000  ETA 0:42` line on stderr.
+
+    On a terminal it is redrawn in place; elsewhere (a log, a pipe) each point
+    gets its own line.
+    """
+
+    def __init__(self, total: int, done: int, repeat: int, stream: TextIO):
+        self.total, self.position, self.repeat, self.stream = total, done, repeat, stream
+        self.tty = stream.isatty()
+        self.open_line = False  # a terminal line awaiting its redraw or newline
+        self.walls: list[float] = []
+
+    def _write(self, text: str, final: bool) -> None:
+        if self.tty:
+            self.stream.write("\r\x1b[K" + text + ("\n" if final else ""))
+            self.open_line = not final
+        else:
+            self.stream.write(text + "\n")
+        self.stream.flush()
+
+    def start(self, point: Point) -> None:
+        self.position += 1
+        remaining = self.total - self.position + 1
+        eta = clock(sum(self.walls) / len(self.walls) * remaining) if self.walls else "?"
+        width = len(str(self.total))
+        self._write(f"[{self.position:{width}d}/{self.total}] "
+                    f"{label(point, self.repeat)}  ETA {eta}", final=False)
+
+    def finish(self, point: Point, wall_s: float, error: str | None) -> None:
+        self.walls.append(wall_s)
+        if error:
+            self._write(f"locklab: {label(point, self.repeat)}: {error}", final=True)
+
+    def close(self) -> None:
+        if self.open_line:
+            self.stream.write("\n")
+            self.open_line = False
+
+
+def run(conn: sqlite3.Connection, run_id: int, spec: dict, stream: TextIO = sys.stderr) -> None:
+    """Run every point of the run not stored yet, storing each as it ends."""
+    points = grid(spec)
+    done = store.done_points(conn, run_id)
+    todo = [p for p in points if p not in done]
+    progress = Progress(len(points), len(points) - len(todo), spec["repeat"], stream)
+    try:
+        for point in todo:
+            progress.start(point)
+            outcome = run_point(point, spec)
+            try:
+                store.record_point(conn, run_id, point, **outcome)
+            except sqlite3.IntegrityError:
+                # UNIQUE refused it: some other process stored this point meanwhile.
+                raise LocklabError(f"{label(point, spec['repeat'])} is already in run {run_id}: "
+                                   "is another sweep filling it?") from None
+            progress.finish(point, outcome["wall_s"], outcome["error"])
+    finally:
+        progress.close()
+    store.finish_run(conn, run_id)
+
+
+def machine_changes(run: dict) -> list[str]:
+    """The facts about this machine that differ from those the run started on."""
+    now = machine.describe()
+    return [f"{key} {run[key]!r} -> {now[key]!r}" for key in store.MACHINE if run[key] != now[key]]

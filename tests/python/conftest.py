@@ -1,0 +1,76 @@
+"""Helpers shared by the Python tests: running the CLI, and the fake locklab-bench."""
+import json
+import os
+import sqlite3
+import stat
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+FAKE = Path(__file__).with_name("fake_bench.py")
+
+
+def locklab(*args, env=None, timeout=120):
+    """Run `locklab ARGS` as the user would (the installed package or PYTHONPATH's)."""
+    return subprocess.run(
+        [sys.executable, "-m", "locklab.cli", *map(str, args)],
+        capture_output=True, text=True, env=env, timeout=timeout,
+    )
+
+
+def rows(db, sql="SELECT * FROM points ORDER BY id", params=()):
+    conn = sqlite3.connect(f"{Path(db).resolve().as_uri()}?mode=ro", uri=True)
+    try:
+        conn.row_factory = sqlite3.Row
+        return [dict(r) for r in conn.execute(sql, params)]
+    finally:
+        conn.close()
+
+
+def stored(db):
+    """How many points a sweep running on DB has committed so far."""
+    try:
+        return len(rows(db))
+    except sqlite3.OperationalError:  # no file, or no table yet
+        return 0
+
+
+def one_line_error(out, status=2):
+    """Assert OUT failed with a single `locklab: ...` line on stderr; that line."""
+    assert out.returncode == status, (out.returncode, out.stderr)
+    assert "Traceback" not in out.stderr
+    lines = out.stderr.strip().splitlines()
+    assert len(lines) == 1, out.stderr
+    assert lines[0].startswith("locklab: ")
+    return lines[0]
+
+
+class Fake:
+    """The fake locklab-bench in a directory of its own, and the env that selects it."""
+
+    def __init__(self, root: Path):
+        self.dir = root / "native"
+        self.dir.mkdir()
+        wrapper = self.dir / "locklab-bench"
+        wrapper.write_text(f'#!/bin/sh\nexec "{sys.executable}" "{FAKE}" "$@"\n')
+        wrapper.chmod(wrapper.stat().st_mode | stat.S_IXUSR)
+        self.log = root / "bench.log"
+        self.plan = {"log": str(self.log)}
+
+    def env(self, **plan):
+        return {**os.environ, "LOCKLAB_NATIVE_DIR": str(self.dir),
+                "FAKE_BENCH": json.dumps({**self.plan, **plan})}
+
+    def launched(self):
+        """The points `bench` was started on, in order."""
+        if not self.log.exists():
+            return []
+        return [json.loads(line) for line in self.log.read_text().splitlines()]
+
+
+@pytest.fixture
+def fake(tmp_path):
+    return Fake(tmp_path)
+

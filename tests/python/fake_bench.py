@@ -1,0 +1,136 @@
+"""A stand-in for locklab-bench that keeps its contract and misbehaves on demand.
+
+The tests point LOCKLAB_NATIVE_DIR at a directory whose `locklab-bench` runs this
+file. FAKE_BENCH (JSON) steers it:
+  sleep    seconds each `bench` takes (instead of measuring)
+  log      a file each `bench` appends its point to, as one JSON line, on start
+  crash / hang / badjson / violate / fail
+           lists of partial points, e.g. [{"lock": "pthread", "threads": 2}]: a
+           matching `bench` dies of SIGSEGV, sleeps forever, prints a broken line,
+           reports broken mutual exclusion (exit 1), or exits 3 with a message.
+Its numbers are synthetic: innodb56 costs 20 ns per thread, pthread a flat 60 ns,
+so their lines cross at 3 threads.
+"""
+import argparse
+import json
+import os
+import signal
+import sys
+import time
+
+KNOBS = {
+    "pthread": [],
+    "pthread-adaptive": [],
+    "innodb56": ["sync_spin_loops", "spin"],
+    "futex": ["spin"],
+    "ttas": [],
+}
+
+
+def fail(message, status=2):
+    print(f"locklab: {message}", file=sys.stderr)
+    sys.exit(status)
+
+
+class Parser(argparse.ArgumentParser):
+    def error(self, message):
+        fail(message)
+
+
+def check_lock(name, opts):
+    if name not in KNOBS:
+        fail(f"unknown lock '{name}' (valid: {', '.join(KNOBS)})")
+    for pair in filter(None, (opts or "").split(",")):
+        key, eq, _ = pair.partition("=")
+        if not eq:
+            fail(f"'{pair}': expected KEY=VALUE")
+        if key not in KNOBS[name]:
+            fail(f"{name}: unknown option '{key}'")
+
+
+def cmd_list(argv):
+    p = Parser(prog="locklab-bench list")
+    p.add_argument("name", nargs="?")
+    p.add_argument("--lock-opts")
+    p.add_argument("--json", action="store_true")
+    args = p.parse_args(argv)
+    names = [args.name] if args.name else list(KNOBS)
+    for name in names:
+        check_lock(name, args.lock_opts)
+    print(json.dumps([
+        {"name": n, "summary": "fake", "parks": n != "ttas", "fifo": False,
+         "knobs": [{"name": k, "help": "", "default": "0", "value": "0"} for k in KNOBS[n]]}
+        for n in names
+    ]))
+
+
+def cmd_floor(argv):
+    p = Parser(prog="locklab-bench floor")
+    p.add_argument("--json", action="store_true")
+    p.parse_args(argv)
+    keys = ("atomic_rmw_ns", "cacheline_pingpong_ns", "futex_wake_nowaiter_ns",
+            "futex_wait_eagain_ns", "futex_wake_to_run_ns", "context_switch_ns", "pause_ns")
+    print(json.dumps({**{k: 10.0 + i for i, k in enumerate(keys)}, "cpus": os.cpu_count()}))
+
+
+def cmd_bench(argv):
+    p = Parser(prog="locklab-bench bench")
+    p.add_argument("--lock", required=True)
+    p.add_argument("--lock-opts", default="")
+    p.add_argument("--threads", type=int, required=True)
+    p.add_argument("--mutexes", type=int, required=True)
+    p.add_argument("--hold-ns", type=int, required=True)
+    p.add_argument("--outside-ns", type=int, default=0)
+    p.add_argument("--duration", type=float, default=1.0)
+    p.add_argument("--warmup", type=float, default=0.0)
+    p.add_argument("--json", action="store_true")
+    args = p.parse_args(argv)
+    check_lock(args.lock, args.lock_opts)
+    point = {"lock": args.lock, "threads": args.threads, "mutexes": args.mutexes,
+             "hold_ns": args.hold_ns, "outside_ns": args.outside_ns}
+    plan = json.loads(os.environ.get("FAKE_BENCH", "{}"))
+    if plan.get("log"):
+        with open(plan["log"], "a") as f:
+            f.write(json.dumps({**point, "lock_opts": args.lock_opts}) + "\n")
+
+    def told(action):
+        return any(rule.items() <= point.items() for rule in plan.get(action, []))
+
+    time.sleep(plan.get("sleep", 0))
+    if told("hang"):
+        time.sleep(3600)
+    if told("crash"):
+        os.kill(os.getpid(), signal.SIGSEGV)
+    if told("fail"):
+        fail("could not start the threads", status=3)
+    if told("badjson"):
+        print('{"lock": "truncated')
+        return 0
+    ns = 20.0 * args.threads if args.lock == "innodb56" else 60.0
+    ns += args.hold_ns
+    iterations = int(args.duration * 1e9 / ns) or 1
+    violate = told("violate")
+    print(json.dumps({
+        "lock": args.lock, "lock_opts": args.lock_opts, "threads": args.threads,
+        "mutexes": args.mutexes, "hold_ns": args.hold_ns, "outside_ns": args.outside_ns,
+        "duration_s": args.duration, "iterations": iterations, "ns_per_iter": ns,
+        "ops_per_sec": 1e9 / ns, "cpu_user_pct": 60.0, "cpu_sys_pct": 30.0,
+        "cpu_idle_pct": 10.0, "cs_per_sec": 1000.0 * args.threads, "vcsw": 10, "ivcsw": 2,
+        "cpu_ns_per_iter": 2 * ns, "jain": 1.0 / args.threads ** 0.1,
+        "min_thread_iters": iterations // args.threads, "max_thread_iters": iterations,
+        "wait_ns_p50": 0.0 if args.threads == 1 else ns, "wait_ns_p99": 3 * ns,
+        "wait_ns_p999": 5 * ns, "wait_ns_max": 10 * ns, "mutex_ok": not violate,
+        "calib_error_pct": 0.5, "version": "fake",
+    }))
+    return 1 if violate else 0
+
+
+def main():
+    commands = {"list": cmd_list, "floor": cmd_floor, "bench": cmd_bench}
+    if len(sys.argv) < 2 or sys.argv[1] not in commands:
+        fail(f"unknown command (valid: {', '.join(commands)})")
+    sys.exit(commands[sys.argv[1]](sys.argv[2:]))
+
+
+if __name__ == "__main__":
+    main()
