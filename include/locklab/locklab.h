@@ -27,8 +27,6 @@
 extern "C" {
 #endif
 
-#define LL_VERSION "0.1.0"
-
 /* The algorithm used when none is named. */
 #define LL_DEFAULT_ALGO "futex"
 

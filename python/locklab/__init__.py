@@ -1,3 +1,8 @@
 """locklab: mutexes chosen at run time, and the tools that measure them."""
 
-__version__ = "0.1.0"
+from importlib import metadata
+
+try:
+    __version__ = metadata.version("locklab")
+except metadata.PackageNotFoundError:  # run from the source tree, not installed
+    __version__ = "0+source"

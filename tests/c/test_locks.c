@@ -244,11 +244,13 @@ static int test_trylock(void)
 
 /* ---- timedlock ---- */
 
+/* Hold until main has seen its waits time out (step 2), then a while longer. */
 static void *hold_then_release(void *p)
 {
 	long hold_ms = *(long *)p;
 	ll_mutex_lock(&shared_lock);
 	atomic_store(&step, 1);
+	wait_step(2);
 	struct timespec ts = { .tv_sec = hold_ms / 1000, .tv_nsec = (hold_ms % 1000) * 1000000 };
 	while (nanosleep(&ts, &ts))
 		;
@@ -260,7 +262,7 @@ static int test_timed(void)
 {
 	const int64_t ms = 1000000;
 	pthread_t t;
-	long hold_ms = 400;
+	long hold_ms = 100;
 
 	init_lock(&shared_lock, algo, NULL);
 
@@ -274,7 +276,7 @@ static int test_timed(void)
 	pthread_create(&t, NULL, hold_then_release, &hold_ms);
 	wait_step(1);
 
-	/* Held for 400 ms: a 50 ms wait must time out, not before its deadline. */
+	/* Held until step 2: a 50 ms wait must time out, not before its deadline. */
 	uint64_t t0 = ll_now_ns();
 	struct timespec dl = ll_deadline_after_ns(50 * ms);
 	int rc = ll_mutex_timedlock(&shared_lock, &dl);
@@ -289,7 +291,8 @@ static int test_timed(void)
 	rc = ll_mutex_timedlock_ns(&shared_lock, 10 * ms);
 	CHECK(rc == ETIMEDOUT, "%s: timedlock_ns on a held lock returned %d", algo, rc);
 
-	/* Released after ~400 ms: a 20 s deadline must succeed soon after. */
+	/* Released ~100 ms from now: a 20 s deadline must succeed soon after. */
+	atomic_store(&step, 2);
 	t0 = ll_now_ns();
 	rc = ll_mutex_timedlock_ns(&shared_lock, 20000 * ms);
 	waited = ll_now_ns() - t0;
