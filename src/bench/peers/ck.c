@@ -179,41 +179,47 @@ const struct ll_lock_ops ll_ck_mcs_ops = {
 	.timedlock = mcs_timedlock, .unlock = mcs_unlock,
 };
 
-/* ---- ck-ticket ---- */
+/* ---- ck-ticket and ck-fas: plain words, no per-acquisition context ---- */
 
-_Static_assert(sizeof(ck_spinlock_ticket_t) <= LL_MUTEX_STATE_BYTES, "ck-ticket state too large");
+/*
+ * The entry points of a ck spinlock whose API is ck_spinlock_<kind>_{init,
+ * lock,trylock,unlock}(ck_spinlock_<kind>_t *): the same for both kinds.
+ */
+#define CK_WORD_LOCK(kind)                                                              \
+	_Static_assert(sizeof(ck_spinlock_##kind##_t) <= LL_MUTEX_STATE_BYTES,           \
+		       "ck-" #kind " state too large");                                  \
+	static int kind##_init(void *state, const void *config)                         \
+	{                                                                               \
+		(void)config;                                                           \
+		ck_spinlock_##kind##_init(state);                                       \
+		return 0;                                                               \
+	}                                                                               \
+	static void kind##_lock(void *state)                                            \
+	{                                                                               \
+		ck_spinlock_##kind##_lock(state);                                       \
+		TSAN_ACQUIRED(state);                                                   \
+	}                                                                               \
+	static int kind##_trylock(void *state)                                          \
+	{                                                                               \
+		if (!ck_spinlock_##kind##_trylock(state))                               \
+			return EBUSY;                                                   \
+		TSAN_ACQUIRED(state);                                                   \
+		return 0;                                                               \
+	}                                                                               \
+	/* Spinlocks have no queue to leave: poll trylock until the deadline. */        \
+	static int kind##_timedlock(void *state, const struct timespec *abs_mono)       \
+	{                                                                               \
+		return ll_spin_poll_until(kind##_trylock, state, LL_SPIN_PAUSE, abs_mono); \
+	}                                                                               \
+	static void kind##_unlock(void *state)                                          \
+	{                                                                               \
+		/* Announced before the release: after it another thread may own it. */ \
+		TSAN_RELEASING(state);                                                  \
+		ck_spinlock_##kind##_unlock(state);                                     \
+	}
 
-static int ticket_init(void *state, const void *config)
-{
-	ck_spinlock_ticket_init(state);
-	(void)config;
-	return 0;
-}
-
-static void ticket_lock(void *state)
-{
-	ck_spinlock_ticket_lock(state);
-	TSAN_ACQUIRED(state);
-}
-
-static int ticket_trylock(void *state)
-{
-	if (!ck_spinlock_ticket_trylock(state))
-		return EBUSY;
-	TSAN_ACQUIRED(state);
-	return 0;
-}
-
-static int ticket_timedlock(void *state, const struct timespec *abs_mono)
-{
-	return ll_spin_poll_until(ticket_trylock, state, LL_SPIN_PAUSE, abs_mono);
-}
-
-static void ticket_unlock(void *state)
-{
-	TSAN_RELEASING(state);
-	ck_spinlock_ticket_unlock(state);
-}
+CK_WORD_LOCK(ticket)
+CK_WORD_LOCK(fas)
 
 const struct ll_lock_ops ll_ck_ticket_ops = {
 	.name = "ck-ticket",
@@ -224,42 +230,6 @@ const struct ll_lock_ops ll_ck_ticket_ops = {
 	.init = ticket_init, .destroy = no_destroy, .lock = ticket_lock,
 	.trylock = ticket_trylock, .timedlock = ticket_timedlock, .unlock = ticket_unlock,
 };
-
-/* ---- ck-fas ---- */
-
-_Static_assert(sizeof(ck_spinlock_fas_t) <= LL_MUTEX_STATE_BYTES, "ck-fas state too large");
-
-static int fas_init(void *state, const void *config)
-{
-	ck_spinlock_fas_init(state);
-	(void)config;
-	return 0;
-}
-
-static void fas_lock(void *state)
-{
-	ck_spinlock_fas_lock(state);
-	TSAN_ACQUIRED(state);
-}
-
-static int fas_trylock(void *state)
-{
-	if (!ck_spinlock_fas_trylock(state))
-		return EBUSY;
-	TSAN_ACQUIRED(state);
-	return 0;
-}
-
-static int fas_timedlock(void *state, const struct timespec *abs_mono)
-{
-	return ll_spin_poll_until(fas_trylock, state, LL_SPIN_PAUSE, abs_mono);
-}
-
-static void fas_unlock(void *state)
-{
-	TSAN_RELEASING(state);
-	ck_spinlock_fas_unlock(state);
-}
 
 const struct ll_lock_ops ll_ck_fas_ops = {
 	.name = "ck-fas",
