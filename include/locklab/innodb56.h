@@ -8,7 +8,7 @@
  *
  *   lock:   TAS; on failure mutex_spin_wait():
  *             spin: while HELD and i < sync_spin_loops:
- *                     ut_delay(random 0..spin_wait_delay), i++
+ *                     ut_delay(random 0..spin_wait_delay-1), i++
  *                   (one delay unit = pause_multiplier spin waits)
  *             rounds exhausted: sched_yield() once; TAS; i++; repeat
  *             until i reaches sync_spin_loops, then
@@ -23,8 +23,8 @@
  *
  * Knobs default to InnoDB 5.6's: innodb_sync_spin_loops=30,
  * innodb_spin_wait_delay=6, 50 PAUSEs per delay unit (hard-coded in 5.6;
- * MySQL 5.7 made it innodb_spin_wait_pause_multiplier), and
- * innodb_sync_array_size=1.
+ * MySQL 8.0 made it innodb_spin_wait_pause_multiplier), and
+ * innodb_sync_array_size=1 (several arrays are used round-robin).
  */
 #ifndef LOCKLAB_INNODB56_H
 #define LOCKLAB_INNODB56_H
@@ -86,9 +86,10 @@ static inline void ll_innodb56_unlock(ll_innodb56_t *l)
 	/*
 	 * seq_cst exchange then seq_cst load: the release of the word must be
 	 * globally visible before we read `waiters`, or a waiter that set it
-	 * after failing its last TAS would sleep forever (InnoDB 5.6 relied on
-	 * a background thread to rescue such sleepers; a full barrier makes the
-	 * rescue unnecessary).
+	 * after failing its last TAS would sleep forever.  InnoDB 5.6 cleared
+	 * the word with __sync_lock_test_and_set (an XCHG on x86, but promised
+	 * only as an acquire barrier) and kept a once-a-second monitor thread
+	 * to wake such sleepers; with C11 seq_cst the rescue is unnecessary.
 	 */
 	atomic_exchange_explicit(&l->lock_word, 0, memory_order_seq_cst);
 	if (atomic_load_explicit(&l->waiters, memory_order_seq_cst))

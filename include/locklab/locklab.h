@@ -16,6 +16,7 @@
 #ifndef LOCKLAB_H
 #define LOCKLAB_H
 
+#include <errno.h>
 #include <stdalign.h>
 #include <stdint.h>
 #include <time.h>
@@ -31,7 +32,7 @@ extern "C" {
 #define LL_DEFAULT_ALGO "futex"
 
 typedef struct ll_mutex {
-	/* First, so that the lock word is at offset 0 and shares the line with ops. */
+	/* First: every algorithm's lock word at offset 0 of a 64-byte line. */
 	alignas(64) unsigned char state[LL_MUTEX_STATE_BYTES];
 	const struct ll_lock_ops *ops;
 } ll_mutex_t;
@@ -53,10 +54,13 @@ static inline void ll_mutex_lock(ll_mutex_t *m) { m->ops->lock(m->state); }
 static inline int ll_mutex_trylock(ll_mutex_t *m) { return m->ops->trylock(m->state); }
 static inline void ll_mutex_unlock(ll_mutex_t *m) { m->ops->unlock(m->state); }
 
-/* Wait until the CLOCK_MONOTONIC deadline; 0 or ETIMEDOUT.  A free lock is
- * taken even when the deadline has passed (as POSIX timedlock does). */
+/* Wait until the CLOCK_MONOTONIC deadline; 0, ETIMEDOUT, or EINVAL for a
+ * deadline that is no time (tv_nsec outside [0, 1e9)).  A free lock is taken
+ * even when the deadline has passed (as POSIX timedlock does). */
 static inline int ll_mutex_timedlock(ll_mutex_t *m, const struct timespec *abs_mono)
 {
+	if (abs_mono->tv_nsec < 0 || abs_mono->tv_nsec >= 1000000000L)
+		return EINVAL;
 	return m->ops->timedlock(m->state, abs_mono);
 }
 /* Relative form: wait at most rel_ns nanoseconds. */

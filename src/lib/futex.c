@@ -34,7 +34,10 @@ int ll_futex_lock_slow(ll_futex_t *l, const struct timespec *abs_mono)
 	 * price of not knowing whether others sleep).
 	 */
 	while (atomic_exchange_explicit(&l->word, 2, memory_order_acquire) != 0) {
-		if (ll_sys_futex_wait(&l->word, 2, abs_mono) == ETIMEDOUT) {
+		int rc = ll_sys_futex_wait(&l->word, 2, abs_mono);
+		if (rc == EINVAL)
+			return EINVAL;
+		if (rc == ETIMEDOUT) {
 			/* One last try: the unlock may have raced with the timeout. */
 			unsigned expect = 0;
 			if (atomic_compare_exchange_strong_explicit(&l->word, &expect, 2,

@@ -14,13 +14,16 @@
 /*
  * Sleep while *word == val, until woken or the absolute CLOCK_MONOTONIC
  * deadline (NULL: none).  Returns 0 (woken, or *word changed: EAGAIN, or a
- * signal: EINTR; the caller rechecks either way) or ETIMEDOUT.
+ * signal: EINTR; the caller rechecks either way), ETIMEDOUT, or EINVAL for a
+ * malformed deadline (which would otherwise fail at once forever).
  */
 static inline int ll_sys_futex_wait(atomic_uint *word, unsigned val, const struct timespec *abs_mono)
 {
 	long rc = syscall(SYS_futex, (unsigned *)word, FUTEX_WAIT_BITSET | FUTEX_PRIVATE_FLAG, val,
 			  abs_mono, NULL, FUTEX_BITSET_MATCH_ANY);
-	return (rc == -1 && errno == ETIMEDOUT) ? ETIMEDOUT : 0;
+	if (rc == -1 && (errno == ETIMEDOUT || errno == EINVAL))
+		return errno;
+	return 0;
 }
 
 static inline void ll_sys_futex_wake(atomic_uint *word, int n)

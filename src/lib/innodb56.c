@@ -126,10 +126,15 @@ static struct sync_array *sync_array_get(unsigned i)
 	return a;
 }
 
+/* Spreads reservations over the arrays round-robin, as InnoDB 5.6 does. */
+static atomic_uint next_array;
+
 /* sync_array_reserve_cell(): a free cell for `l`, with the event reset. */
 static struct sync_cell *reserve_cell(ll_innodb56_t *l, struct sync_array **arr_out)
 {
-	unsigned start = ll_rand32();
+	unsigned start = l->sync_arrays > 1
+				 ? atomic_fetch_add_explicit(&next_array, 1, memory_order_relaxed)
+				 : 0;
 
 	for (unsigned k = 0; k < l->sync_arrays; k++) {
 		struct sync_array *a = sync_array_get((start + k) % l->sync_arrays);
@@ -222,8 +227,9 @@ static int spin_phase(ll_innodb56_t *l, const struct timespec *abs_mono)
 
 	for (;;) {
 		while (atomic_load_explicit(&l->lock_word, memory_order_relaxed) && i < l->spin_loops) {
+			/* ut_rnd_interval(0, d) in 5.6 is low + rnd % (high - low): 0..d-1. */
 			if (l->spin_wait_delay)
-				ut_delay(l, ll_rand32() % (l->spin_wait_delay + 1));
+				ut_delay(l, ll_rand32() % l->spin_wait_delay);
 			i++;
 		}
 		if (i >= l->spin_loops)
@@ -270,7 +276,7 @@ static const struct ll_knob knobs[] = {
 	LL_KNOB_INT(struct ll_innodb56_config, spin_wait_delay, 6, 0, 1000000,
 		    "max random delay units per round (innodb_spin_wait_delay)"),
 	LL_KNOB_INT(struct ll_innodb56_config, pause_multiplier, 50, 0, 1000000,
-		    "spin waits per delay unit (50 in 5.6; innodb_spin_wait_pause_multiplier)"),
+		    "spin waits per delay unit (50, fixed in 5.6; 8.0's innodb_spin_wait_pause_multiplier)"),
 	LL_KNOB_INT(struct ll_innodb56_config, sync_array_size, 1, 1, MAX_SYNC_ARRAYS,
 		    "sync arrays waiters spread over (innodb_sync_array_size)"),
 	LL_KNOB_SPIN(struct ll_innodb56_config),

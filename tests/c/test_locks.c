@@ -287,6 +287,11 @@ static int test_timed(void)
 	CHECK(waited < (uint64_t)(50 + 1000) * ms, "%s: 50 ms timeout took %.1f ms", algo,
 	      (double)waited / 1e6);
 
+	/* A deadline that is no time is refused, not waited on. */
+	struct timespec bad = ll_deadline_after_ns(50 * ms);
+	bad.tv_nsec = 1000000000L;
+	CHECK(ll_mutex_timedlock(&shared_lock, &bad) == EINVAL, "%s: tv_nsec 1e9 accepted", algo);
+
 	/* Relative form, still held. */
 	rc = ll_mutex_timedlock_ns(&shared_lock, 10 * ms);
 	CHECK(rc == ETIMEDOUT, "%s: timedlock_ns on a held lock returned %d", algo, rc);
