@@ -11,21 +11,27 @@
 /* Locks one thread may hold at once before nodes come from the heap. */
 #define POOL_NODES 32
 
-static _Thread_local struct ll_mcs_node pool[POOL_NODES];
-static _Thread_local struct ll_mcs_node *free_list;
-static _Thread_local int pool_ready;
+/*
+ * One thread-local block, initial-exec: in a shared library every separate
+ * TLS variable would cost a __tls_get_addr call on each lock and unlock.
+ */
+static _Thread_local struct {
+	struct ll_mcs_node nodes[POOL_NODES];
+	struct ll_mcs_node *free_list;
+	int ready;
+} pool __attribute__((tls_model("initial-exec")));
 
 static struct ll_mcs_node *node_get(void)
 {
-	if (!pool_ready) {
+	if (!pool.ready) {
 		for (int i = 0; i < POOL_NODES; i++)
-			pool[i].free_next = i + 1 < POOL_NODES ? &pool[i + 1] : NULL;
-		free_list = &pool[0];
-		pool_ready = 1;
+			pool.nodes[i].free_next = i + 1 < POOL_NODES ? &pool.nodes[i + 1] : NULL;
+		pool.free_list = &pool.nodes[0];
+		pool.ready = 1;
 	}
-	struct ll_mcs_node *n = free_list;
+	struct ll_mcs_node *n = pool.free_list;
 	if (n) {
-		free_list = n->free_next;
+		pool.free_list = n->free_next;
 		return n;
 	}
 	n = aligned_alloc(64, sizeof(*n));
@@ -44,8 +50,8 @@ static void node_put(struct ll_mcs_node *n)
 		free(n);
 		return;
 	}
-	n->free_next = free_list;
-	free_list = n;
+	n->free_next = pool.free_list;
+	pool.free_list = n;
 }
 
 int ll_mcs_init(ll_mcs_t *l, const struct ll_mcs_config *cfg)

@@ -75,7 +75,7 @@ int ll_spin_poll_until(int (*try_fn)(void *), void *state, unsigned policy,
 
 uint32_t ll_rand32(void)
 {
-	static _Thread_local uint32_t state;
+	static _Thread_local uint32_t state __attribute__((tls_model("initial-exec")));
 
 	if (state == 0) {
 		/* Seed from the thread's stack address and the clock: distinct per thread. */
