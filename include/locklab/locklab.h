@@ -29,7 +29,7 @@ extern "C" {
 #endif
 
 /* The algorithm used when none is named. */
-#define LL_DEFAULT_ALGO "futex"
+#define LL_DEFAULT_ALGO "ll"
 
 typedef struct ll_mutex {
 	/* First: every algorithm's lock word at offset 0 of a 64-byte line. */

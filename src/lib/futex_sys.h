@@ -17,18 +17,31 @@
  * signal: EINTR; the caller rechecks either way), ETIMEDOUT, or EINVAL for a
  * malformed deadline (which would otherwise fail at once forever).
  */
-static inline int ll_sys_futex_wait(atomic_uint *word, unsigned val, const struct timespec *abs_mono)
+static inline int ll_sys_futex_wait_bits(atomic_uint *word, unsigned val,
+					 const struct timespec *abs_mono, unsigned bits)
 {
 	long rc = syscall(SYS_futex, (unsigned *)word, FUTEX_WAIT_BITSET | FUTEX_PRIVATE_FLAG, val,
-			  abs_mono, NULL, FUTEX_BITSET_MATCH_ANY);
+			  abs_mono, NULL, bits);
 	if (rc == -1 && (errno == ETIMEDOUT || errno == EINVAL))
 		return errno;
 	return 0;
 }
 
+static inline int ll_sys_futex_wait(atomic_uint *word, unsigned val, const struct timespec *abs_mono)
+{
+	return ll_sys_futex_wait_bits(word, val, abs_mono, FUTEX_BITSET_MATCH_ANY);
+}
+
+/* Wake up to n sleepers of `word` whose wait bitset shares a bit with `bits`. */
+static inline void ll_sys_futex_wake_bits(atomic_uint *word, int n, unsigned bits)
+{
+	syscall(SYS_futex, (unsigned *)word, FUTEX_WAKE_BITSET | FUTEX_PRIVATE_FLAG, n, NULL, NULL,
+		bits);
+}
+
 static inline void ll_sys_futex_wake(atomic_uint *word, int n)
 {
-	syscall(SYS_futex, (unsigned *)word, FUTEX_WAKE | FUTEX_PRIVATE_FLAG, n, NULL, NULL, 0);
+	ll_sys_futex_wake_bits(word, n, FUTEX_BITSET_MATCH_ANY);
 }
 
 #endif

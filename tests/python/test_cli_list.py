@@ -7,7 +7,7 @@ import pytest
 
 ALGORITHMS = {
     "pthread", "pthread-adaptive", "innodb56", "spin-trylock",
-    "tas", "ttas", "ticket", "mcs", "futex",
+    "tas", "ttas", "ticket", "mcs", "futex", "ll",
 }
 
 
