@@ -46,3 +46,20 @@ test: setup ctest tsan pytest
 
 clean:
 	rm -rf build build-tsan $(VENV)
+
+# The profiler's figures and real-program runs (docs/profiler.md); not part of `make test`.
+.PHONY: profile-overhead profile-memcached profile-mariadb
+
+# The bench's uncontended pthread pairs with and without liblocklab-prof.so, alternating.
+profile-overhead: build/build.ninja
+	cmake --build build
+	$(PYTHON) scripts/profile-figures.py overhead build
+
+# memcached's throughput under memcaslap with and without the profiler (~40 s).
+profile-memcached: setup build/build.ninja
+	cmake --build build
+	$(PYTHON) scripts/profile-figures.py memcached build
+
+# MariaDB under sysbench oltp_read_write, profiled from start to shutdown (~1-2 min).
+profile-mariadb: setup
+	./scripts/profile-mariadb.sh

@@ -7,7 +7,7 @@ import sqlite3
 import sys
 from pathlib import Path
 
-from . import __version__, compare, machine, native, presets, store, sweep
+from . import __version__, compare, machine, native, presets, profile, store, sweep
 from .errors import LocklabError
 
 # Handed to locklab-bench whole, before argparse sees them: their options are the C
@@ -198,6 +198,8 @@ def build_parser() -> argparse.ArgumentParser:
     cp.add_argument("run_b", metavar="RUN_B")
     cp.add_argument("--json", action="store_true", help="machine-readable output")
     cp.set_defaults(func=cmd_compare)
+
+    profile.add_parser(sub)
     return p
 
 

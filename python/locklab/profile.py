@@ -1,0 +1,363 @@
+"""`locklab profile -- CMD`: plockstat for Linux.
+
+Runs CMD with liblocklab-prof.so preloaded.  The library measures and names the
+locks and writes, at exit (and on a signal or every --interval seconds), one text
+and one JSON report per process into a private directory; this module starts the
+program, streams the interim reports, and turns the final ones into the output
+asked for: the library's own text, JSON, folded stacks, or a pprof profile.
+"""
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import os
+import shutil
+import signal
+import struct
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from .errors import LocklabError
+from .native import native_dir
+
+LIBRARY = "liblocklab-prof.so"
+SIGNALS = ("PROF", "USR1", "USR2", "HUP", "URG", "WINCH")
+
+
+def library_path() -> Path:
+    path = native_dir() / LIBRARY
+    if not path.is_file():
+        raise LocklabError(
+            f"{LIBRARY} not found at {path}: install with 'pip install .' "
+            "or set LOCKLAB_NATIVE_DIR to a CMake build directory")
+    return path
+
+
+def elf_class(path: Path) -> int:
+    """1 or 2 (ELFCLASS32/64) of an ELF file; 0 when it is not ELF."""
+    with open(path, "rb") as f:
+        head = f.read(5)
+    return head[4] if head[:4] == b"\x7fELF" else 0
+
+
+def is_static(path: Path) -> bool:
+    """True for an ELF executable the dynamic loader never sees (no PT_INTERP)."""
+    with open(path, "rb") as f:
+        data = f.read(1 << 16)
+    wide = data[4] == 2
+    little = data[5] == 1
+    end = "<" if little else ">"
+    if wide:
+        phoff, = struct.unpack_from(end + "Q", data, 32)
+        phentsize, phnum = struct.unpack_from(end + "HH", data, 54)
+    else:
+        phoff, = struct.unpack_from(end + "I", data, 28)
+        phentsize, phnum = struct.unpack_from(end + "HH", data, 42)
+    with open(path, "rb") as f:
+        f.seek(phoff)
+        table = f.read(phentsize * phnum)
+    for i in range(phnum):
+        p_type, = struct.unpack_from(end + "I", table, i * phentsize)
+        if p_type == 3:  # PT_INTERP
+            return False
+    return True
+
+
+def resolve_program(cmd: str) -> Path:
+    """CMD as the shell would find it, checked: LD_PRELOAD must be able to reach it."""
+    found = cmd if "/" in cmd else shutil.which(cmd)
+    if not found or not os.path.exists(found):
+        raise LocklabError(f"{cmd}: command not found")
+    path = Path(found)
+    if path.is_dir() or not os.access(path, os.X_OK):
+        raise LocklabError(f"{cmd}: not an executable file")
+    kind = elf_class(path)
+    if kind == 0:
+        return path  # a script: its interpreter is what gets the library
+    ours = elf_class(library_path())
+    if kind != ours:
+        bits = {1: 32, 2: 64}
+        raise LocklabError(f"{cmd} is a {bits.get(kind, '?')}-bit program; {LIBRARY} is "
+                           f"{bits.get(ours, '?')}-bit and cannot be loaded into it")
+    if is_static(path):
+        raise LocklabError(f"{cmd} is statically linked: LD_PRELOAD cannot reach its locks "
+                           "(rebuild it dynamically linked to profile it)")
+    return path
+
+
+def environment(args, dump_dir: str) -> dict[str, str]:
+    env = dict(os.environ)
+    preload = env.get("LD_PRELOAD", "")
+    env["LD_PRELOAD"] = str(library_path()) + (" " + preload if preload else "")
+    env["LOCKLAB_PROF_DIR"] = dump_dir
+    for name, value in (("STACKS", args.stack_depth), ("DEPTH", args.depth),
+                        ("HOLD_EVERY", args.hold_every), ("TOP", args.top),
+                        ("MIN_WAIT_NS", args.min_wait), ("INTERVAL", args.interval)):
+        if value is not None:
+            env[f"LOCKLAB_PROF_{name}"] = str(value)
+    env["LOCKLAB_PROF_THREADS"] = "1" if args.threads else "0"
+    env["LOCKLAB_PROF_SIGNAL"] = args.signal
+    for name in ("LOCKLAB_PROF_OUTPUT", "LOCKLAB_PROF_FORMAT"):
+        env.pop(name, None)
+    return env
+
+
+class Dumps:
+    """The report files the library leaves in one directory, in the order written."""
+
+    def __init__(self, directory: str):
+        self.dir = Path(directory)
+        self.seen: set[str] = set()
+
+    def new(self, ext: str) -> list[Path]:
+        """Files with this extension not returned before (names sort by process, then dump)."""
+        fresh = []
+        for p in sorted(self.dir.glob(f"*.{ext}"), key=self.order):
+            if p.name not in self.seen:
+                self.seen.add(p.name)
+                fresh.append(p)
+        return fresh
+
+    @staticmethod
+    def order(p: Path):
+        start, pid, seq, _ = p.stem.split("-", 3)
+        return int(start), int(pid), int(seq)
+
+    def finals(self, ext: str) -> list[Path]:
+        """Each process's last report: its exit report, or its latest if it never exited."""
+        last: dict[tuple[int, int], Path] = {}
+        for p in sorted(self.dir.glob(f"*.{ext}"), key=self.order):
+            start, pid, _ = self.order(p)
+            key = (start, pid)
+            if key not in last or not last[key].stem.endswith("-exit"):
+                last[key] = p
+        return [last[k] for k in sorted(last)]
+
+
+def read_json(path: Path) -> dict:
+    return json.loads(path.read_text(errors="replace"))
+
+
+def has_events(report: dict) -> bool:
+    return any(lock["count"] for lock in report["locks"])
+
+
+# ----------------------------------------------------------------- formats
+
+def folded(reports: list[dict]) -> str:
+    """One line per (lock, waiter stack): `lock;root;...;leaf WAIT_NS` (flame graph input)."""
+    many = len(reports) > 1
+    lines = []
+    for rep in reports:
+        prefix = f"{Path(rep['exe']).name}[{rep['pid']}];" if many else ""
+        for lock in rep["locks"]:
+            for ev in lock["events"]:
+                frames = ";".join(reversed(ev["stack"]))
+                lines.append(f"{prefix}{lock['name']};{frames} {ev['wait_ns']}")
+    return "\n".join(lines) + ("\n" if lines else "")
+
+
+def _varint(n: int) -> bytes:
+    n &= (1 << 64) - 1  # int64 fields: two's complement, as protobuf encodes them
+    out = bytearray()
+    while True:
+        byte = n & 0x7F
+        n >>= 7
+        if n:
+            out.append(byte | 0x80)
+        else:
+            out.append(byte)
+            return bytes(out)
+
+
+def _field_int(num: int, value: int) -> bytes:
+    return _varint(num << 3) + _varint(value) if value else b""
+
+
+def _field_bytes(num: int, data: bytes) -> bytes:
+    return _varint((num << 3) | 2) + _varint(len(data)) + data
+
+
+def _packed(num: int, values: list[int]) -> bytes:
+    return _field_bytes(num, b"".join(_varint(v) for v in values)) if values else b""
+
+
+def pprof(reports: list[dict]) -> bytes:
+    """A gzipped perftools.profiles.Profile (google/pprof's profile.proto), written by hand.
+
+    Sample types contentions/count and delay/nanoseconds (a Go mutex profile's), one
+    sample per (lock, waiter stack, event, thread) with labels lock, event, thread and,
+    when several processes reported, process; the frames are functions already named
+    by the library (no binary needed).
+    """
+    strings: dict[str, int] = {"": 0}
+
+    def s(text: str) -> int:
+        return strings.setdefault(text, len(strings))
+
+    functions: dict[str, int] = {}
+    samples = bytearray()
+    many = len(reports) > 1
+    for rep in reports:
+        proc = f"{Path(rep['exe']).name}[{rep['pid']}]"
+        for lock in rep["locks"]:
+            for ev in lock["events"]:
+                locs = [functions.setdefault(frame, len(functions) + 1) for frame in ev["stack"]]
+                for th in ev["threads"]:
+                    labels = [("lock", lock["name"]), ("event", ev["event"]),
+                              ("thread", f"{th['name']}[{th['tid']}]")]
+                    if many:
+                        labels.append(("process", proc))
+                    body = _packed(1, locs) + _packed(2, [th["count"], th["wait_ns"]])
+                    for key, value in labels:
+                        body += _field_bytes(3, _field_int(1, s(key)) + _field_int(2, s(value)))
+                    samples += _field_bytes(2, body)
+    out = bytearray()
+    for kind, unit in (("contentions", "count"), ("delay", "nanoseconds")):
+        out += _field_bytes(1, _field_int(1, s(kind)) + _field_int(2, s(unit)))
+    out += samples
+    for frame, fid in functions.items():
+        # One location per function (ids equal), its one line pointing at the function.
+        out += _field_bytes(4, _field_int(1, fid) + _field_bytes(4, _field_int(1, fid)))
+        name = s(frame)
+        out += _field_bytes(5, _field_int(1, fid) + _field_int(2, name) + _field_int(3, name))
+    if reports:
+        start = min(r["start_ns"] for r in reports)
+        end = max(r["end_ns"] for r in reports)
+        # start_ns is CLOCK_MONOTONIC; time_nanos wants the wall clock.
+        out += _field_int(9, time.time_ns() - (time.monotonic_ns() - start))
+        out += _field_int(10, end - start)
+    out += _field_bytes(11, _field_int(1, s("contentions")) + _field_int(2, s("count")))
+    out += _field_int(12, 1)
+    # Fields may come in any order: the string table last, once every string is known.
+    for text in strings:
+        out += _field_bytes(6, text.encode())
+    return gzip.compress(bytes(out))
+
+
+# ---------------------------------------------------------------- running
+
+def run(args, cmd: list[str]) -> int:
+    if not cmd:
+        raise LocklabError("no command to profile: locklab profile [options] -- CMD [ARGS]")
+    resolve_program(cmd[0])
+    if args.signal.upper().removeprefix("SIG") not in SIGNALS and args.signal != "0" \
+            and not args.signal.isdigit():
+        raise LocklabError(f"--signal {args.signal}: use one of {', '.join(SIGNALS)}, "
+                           "a number, or 0 for none")
+    fmt = "json" if args.json else "folded" if args.folded else "pprof" if args.pprof else "text"
+    if fmt == "pprof" and not args.output and sys.stdout.isatty():
+        raise LocklabError("--pprof writes a binary profile: give -o FILE")
+    out = open(args.output, "wb") if args.output else sys.stdout.buffer
+    try:
+        with tempfile.TemporaryDirectory(prefix="locklab-prof-") as d:
+            status = _run(args, cmd, fmt, d, out)
+    finally:
+        if args.output:
+            out.close()
+    return status
+
+
+def _emit(out, data: bytes | str) -> None:
+    out.write(data.encode() if isinstance(data, str) else data)
+    out.flush()
+
+
+def _run(args, cmd: list[str], fmt: str, d: str, out) -> int:
+    dumps = Dumps(d)
+    stream = fmt in ("text", "json")
+    ext = "json" if fmt == "json" else "txt"
+    try:
+        proc = subprocess.Popen(cmd, env=environment(args, d))
+    except OSError as e:
+        raise LocklabError(f"{cmd[0]}: {e.strerror}") from None
+    # Ctrl-C reaches the program through the terminal; we wait for it to report.
+    old_int = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    old_term = signal.signal(signal.SIGTERM, lambda *_: proc.send_signal(signal.SIGTERM))
+    try:
+        while True:
+            try:
+                status = proc.wait(timeout=0.2)
+                break
+            except subprocess.TimeoutExpired:
+                pass
+            if stream:
+                for p in dumps.new(ext):
+                    if not p.stem.endswith("-exit"):
+                        _emit(out, _interim(p, fmt))
+    finally:
+        signal.signal(signal.SIGINT, old_int)
+        signal.signal(signal.SIGTERM, old_term)
+    if stream:  # interim reports written just before the exit
+        for p in dumps.new(ext):
+            if not p.stem.endswith("-exit"):
+                _emit(out, _interim(p, fmt))
+    paths = dumps.finals("json")
+    finals = [read_json(p) for p in paths]
+    shown = [i for i, r in enumerate(finals) if has_events(r)] or [0][:len(finals)]
+    if not finals:
+        print("locklab: the program left no report (killed, or it never loaded "
+              f"{LIBRARY})", file=sys.stderr)
+    elif fmt == "text":
+        for i in shown:
+            text = paths[i].with_suffix(".txt")
+            if text.exists():
+                _emit(out, text.read_text(errors="replace"))
+    else:
+        reports = [finals[i] for i in shown]
+        if fmt == "json":
+            doc = {"tool": "locklab-prof", "command": cmd, "status": _status(status),
+                   "processes": reports}
+            _emit(out, json.dumps(doc, indent=1) + "\n")
+        elif fmt == "folded":
+            _emit(out, folded(reports))
+        else:
+            _emit(out, pprof(reports))
+    return _status(status)
+
+
+def _interim(path: Path, fmt: str) -> str:
+    if fmt == "json":
+        return json.dumps(read_json(path)) + "\n"
+    return path.read_text(errors="replace") + "\n"
+
+
+def _status(code: int) -> int:
+    return 128 - code if code < 0 else code
+
+
+def add_parser(sub) -> None:
+    p = sub.add_parser(
+        "profile", help="lock contention of a program (plockstat for Linux)",
+        usage="locklab profile [options] -- CMD [ARGS...]",
+        description="Run CMD with liblocklab-prof.so preloaded and report which locks "
+        "made its threads wait: pthread mutexes, rwlocks, condvar reacquisition and raw "
+        "futex waits, per lock and call site.")
+    out = p.add_mutually_exclusive_group()
+    out.add_argument("--json", action="store_true", help="JSON (every process, every site)")
+    out.add_argument("--folded", action="store_true",
+                     help="folded stacks (lock;root;...;leaf WAIT_NS) for flamegraph.pl")
+    out.add_argument("--pprof", action="store_true",
+                     help="gzipped pprof profile (go tool pprof): contentions, delay")
+    p.add_argument("-o", "--output", metavar="FILE", help="write there instead of stdout")
+    p.add_argument("-s", "--stack-depth", type=int, metavar="DEPTH",
+                   help="text: a wait histogram and DEPTH frames per entry")
+    p.add_argument("--depth", type=int, metavar="N", help="frames captured per stack (16)")
+    p.add_argument("--top", type=int, metavar="N", help="at most N entries per section")
+    p.add_argument("--min-wait", type=int, metavar="NS",
+                   help="leave out entries that waited less than NS in total")
+    p.add_argument("--threads", action="store_true", help="add the per-thread breakdown")
+    p.add_argument("--interval", type=float, metavar="S",
+                   help="also report what happened in each S seconds, as it happens")
+    p.add_argument("--signal", default="PROF", metavar="SIG",
+                   help="report the run so far when the program gets SIG (PROF; 0: none)")
+    p.add_argument("--hold-every", type=int, metavar="N",
+                   help="sample the hold time of 1 acquisition in N (100; 0: off)")
+    p.add_argument("cmd", nargs=argparse.REMAINDER, metavar="-- CMD [ARGS...]",
+                   help="the program to run and its arguments")
+    p.set_defaults(func=lambda args: run(args, args.cmd[1:] if args.cmd[:1] == ["--"]
+                                         else args.cmd))

@@ -1,0 +1,219 @@
+/*
+ * prof.h: the contention profiler's shared state (liblocklab-prof.so).
+ *
+ * Who touches what:
+ *
+ *   fast path (every lock/unlock)   its own mutex word and this thread's TLS,
+ *                                   nothing else: no table, no clock, no syscall
+ *   slow path (lock was busy)       the lock table (one entry per lock address),
+ *                                   the stack table, this thread's records
+ *   sampled hold (1 in N)           the clock and this thread's records
+ *   reporter (exit, signal, timer)  everything, read-only but for the interval
+ *                                   baselines, which only it writes
+ *
+ * Records are per thread, written by their thread alone, so counting needs no
+ * atomic read-modify-write; the shared tables are claimed slot by slot with
+ * compare-and-swap.  Nothing here calls malloc: every table is an anonymous
+ * mapping made once, so the profiler cannot deadlock against an allocator that
+ * itself takes pthread mutexes (jemalloc) or futexes (tcmalloc).
+ */
+#ifndef LOCKLAB_PROF_H
+#define LOCKLAB_PROF_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <time.h>
+
+#define likely(x) __builtin_expect(!!(x), 1)
+#define unlikely(x) __builtin_expect(!!(x), 0)
+
+/* What kind of object a lock address is. */
+enum prof_kind { PROF_MUTEX, PROF_RWLOCK, PROF_FUTEX, PROF_NKINDS };
+
+/* What a record counts. */
+enum prof_event {
+	PROF_EV_MUTEX,   /* blocked in pthread_mutex_lock / timedlock / clocklock */
+	PROF_EV_COND,    /* blocked reacquiring the mutex after a condvar wakeup */
+	PROF_EV_READ,    /* blocked in pthread_rwlock_rdlock and friends */
+	PROF_EV_WRITE,   /* blocked in pthread_rwlock_wrlock and friends */
+	PROF_EV_FUTEX,   /* slept in syscall(SYS_futex, FUTEX_WAIT...) */
+	PROF_EV_HOLD,    /* a sampled hold: acquisition to release */
+	PROF_EV_BLAME,   /* waiter-ns that piled up while this stack held the lock */
+	PROF_NEVENTS
+};
+#define PROF_EV_IS_WAIT(e) ((e) <= PROF_EV_FUTEX)
+
+/* Power-of-two wait histogram: bucket b counts waits in [2^b, 2^(b+1)) ns. */
+#define PROF_HIST 40
+#define PROF_MAX_DEPTH 64
+#define PROF_HELD 4   /* sampled holds one thread can have open at once */
+
+struct prof_config {
+	int depth;            /* frames captured per stack */
+	int show_depth;       /* -s: frames printed per entry (0: no histograms) */
+	int hold_every;       /* sample 1 hold in N (0: never) */
+	int top;              /* entries per section (0: all) */
+	uint64_t min_wait_ns; /* drop entries that waited less in total */
+	int per_thread;       /* add the per-thread breakdown */
+	double interval_s;    /* delta dumps every S seconds (0: none) */
+	int signal;           /* dump on this signal (0: none) */
+	int futex;            /* profile syscall(SYS_futex) */
+	int cond;             /* measure condvar reacquisition */
+	int json;             /* OUTPUT mode: write JSON instead of text */
+	int loaded;           /* the environment has been read */
+	char dir[512];        /* CLI mode: text and JSON per dump into this directory */
+	char output[512];     /* file template (%p: pid); empty: stderr */
+};
+extern struct prof_config prof_cfg;
+
+/* One entry per lock address that has been initialised or contended. */
+struct prof_lock {
+	_Atomic uintptr_t addr;       /* 0: free slot; claimed once by CAS, never freed */
+	_Atomic uintptr_t init_pc;    /* caller of pthread_*_init (0: none seen) */
+	_Atomic uintptr_t first_pc;   /* caller at the first contended use */
+	_Atomic uint32_t last_holder; /* stack of the last contended unlock */
+	atomic_uint guard;            /* spin guard of the four fields below */
+	uint32_t nwaiting;            /* threads now blocked on it (as we counted them) */
+	uint64_t integ_ns;            /* waiter-ns not yet charged to a holder */
+	uint64_t integ_ts;            /* when integ_ns was last brought up to date */
+};
+
+/* One record per (lock, site, event, stack, caller) per thread. */
+struct prof_rec {
+	atomic_uint used;             /* published with release once the key is written */
+	uint8_t event, kind;
+	uint32_t stack;               /* stack id (0: none) */
+	uintptr_t addr, site, caller; /* lock address, naming site, immediate caller */
+	/* Written by the owning thread only; relaxed atomics so the reporter may read. */
+	_Atomic uint64_t count, total_ns, max_ns, imax_ns;
+	_Atomic uint32_t hist[PROF_HIST];
+	/* The last interval dump's values: the reporter's alone. */
+	uint64_t base_count, base_total;
+	uint32_t base_hist[PROF_HIST];
+};
+
+struct prof_thread {
+	struct prof_thread *next;     /* global list, pushed by CAS, never unlinked */
+	pid_t tid;
+	char name[16];
+	uint32_t cap, nrec, dropped;
+	struct prof_rec recs[];
+};
+
+/* Thread-local state: the only memory the fast path touches besides the lock. */
+struct prof_tls {
+	struct prof_thread *thread;   /* created on the first event */
+	int32_t hold_countdown;       /* acquisitions to the next sampled hold */
+	uint32_t rng;                 /* xorshift state for the sampling countdown */
+	uint8_t busy;                 /* inside the profiler: interposers pass straight through */
+	uint8_t nheld;
+	struct {
+		const void *lock;
+		uintptr_t site;
+		uint64_t t;
+		uint8_t kind;
+	} held[PROF_HELD];
+};
+extern __thread struct prof_tls prof_tls __attribute__((tls_model("initial-exec")));
+
+/* glibc's own functions, found with dlsym(RTLD_NEXT). */
+struct prof_real {
+	int (*mutex_init)(pthread_mutex_t *, const pthread_mutexattr_t *);
+	int (*mutex_destroy)(pthread_mutex_t *);
+	int (*mutex_lock)(pthread_mutex_t *);
+	int (*mutex_trylock)(pthread_mutex_t *);
+	int (*mutex_timedlock)(pthread_mutex_t *, const struct timespec *);
+	int (*mutex_clocklock)(pthread_mutex_t *, clockid_t, const struct timespec *);
+	int (*mutex_unlock)(pthread_mutex_t *);
+	int (*rw_init)(pthread_rwlock_t *, const pthread_rwlockattr_t *);
+	int (*rw_destroy)(pthread_rwlock_t *);
+	int (*rw_rdlock)(pthread_rwlock_t *);
+	int (*rw_tryrdlock)(pthread_rwlock_t *);
+	int (*rw_timedrdlock)(pthread_rwlock_t *, const struct timespec *);
+	int (*rw_clockrdlock)(pthread_rwlock_t *, clockid_t, const struct timespec *);
+	int (*rw_wrlock)(pthread_rwlock_t *);
+	int (*rw_trywrlock)(pthread_rwlock_t *);
+	int (*rw_timedwrlock)(pthread_rwlock_t *, const struct timespec *);
+	int (*rw_clockwrlock)(pthread_rwlock_t *, clockid_t, const struct timespec *);
+	int (*rw_unlock)(pthread_rwlock_t *);
+	int (*cond_wait)(pthread_cond_t *, pthread_mutex_t *);
+	int (*cond_timedwait)(pthread_cond_t *, pthread_mutex_t *, const struct timespec *);
+	int (*cond_clockwait)(pthread_cond_t *, pthread_mutex_t *, clockid_t,
+			      const struct timespec *);
+	int (*cond_signal)(pthread_cond_t *);
+	int (*cond_broadcast)(pthread_cond_t *);
+	long (*syscall)(long, ...);
+	int (*create)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
+};
+extern struct prof_real prof_real;
+extern atomic_int prof_real_ready;
+void prof_real_resolve(void);
+
+/* Every call to glibc goes through REAL(): resolved on first use, even before our
+ * constructor (another library's constructor may lock first). */
+#define REAL(f) (*(likely(atomic_load_explicit(&prof_real_ready, memory_order_acquire)) \
+		       ? prof_real.f : (prof_real_resolve(), prof_real.f)))
+
+/* control.c */
+void prof_config_load(void);           /* the environment; safe anywhere, idempotent */
+uint64_t prof_now(void);               /* ns, CLOCK_MONOTONIC through the vDSO */
+struct prof_thread *prof_thread_get(void); /* NULL when out of memory */
+void prof_start_helper(void);          /* the dump thread, once the program has threads */
+void *prof_map(size_t bytes);          /* zeroed anonymous memory, NULL on failure */
+int prof_read_file(const char *path, char *buf, size_t len); /* bytes read, -1 on error */
+
+/* locks.c */
+struct prof_lock *prof_lock_find(const void *addr, int create);
+void prof_lock_note_init(const void *addr, uintptr_t pc);
+void prof_lock_note_destroy(const void *addr);
+uintptr_t prof_lock_site(struct prof_lock *l, uintptr_t pc);
+void prof_lock_wait_begin(struct prof_lock *l, uint64_t now);
+/* Returns waiter-ns left over when the last waiter leaves (charged to last_holder). */
+uint64_t prof_lock_wait_end(struct prof_lock *l, uint64_t now);
+uint64_t prof_lock_take_blame(struct prof_lock *l, uint64_t now);
+void prof_lock_after_fork(void);
+uint64_t prof_lock_dropped(void);
+
+/* stacks.c */
+uint32_t prof_stack_capture(uintptr_t from_pc);
+const uintptr_t *prof_stack_get(uint32_t id, int *depth);
+uint64_t prof_stack_dropped(void);
+
+/* records.c */
+/* count: 1 for an event, 0 to add ns to the record alone (a leftover blame). */
+void prof_record(uint8_t event, uint8_t kind, const void *addr, uintptr_t site,
+		 uintptr_t caller, uint32_t stack, uint64_t ns, uint32_t count);
+struct prof_thread *prof_threads(void);
+void prof_threads_after_fork(void);
+
+/* symbols.c: report time only (reads files, may take a while). */
+void prof_sym_begin(void);
+void prof_sym_end(void);
+/* "object`symbol+0x1c" for a code address (a return address: looked up at pc-1). */
+void prof_sym_code(uintptr_t pc, char *buf, size_t len);
+/* Static data: "object`symbol+0x8"; returns 0 when addr is not in any object's data. */
+int prof_sym_data(uintptr_t addr, char *buf, size_t len);
+const char *prof_exe_name(void);
+
+/* arena.c: report-time memory, reset after each report. */
+void *prof_arena_alloc(size_t bytes);
+void prof_arena_reset(void);
+struct prof_buf {
+	char *p;
+	size_t len, cap;
+	int failed;
+};
+void prof_buf_printf(struct prof_buf *b, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+void prof_buf_json_str(struct prof_buf *b, const char *s);
+void prof_buf_free(struct prof_buf *b);
+
+/* report.c */
+enum prof_dump_reason { PROF_DUMP_EXIT, PROF_DUMP_SIGNAL, PROF_DUMP_INTERVAL };
+void prof_report(enum prof_dump_reason why, struct prof_buf *text, struct prof_buf *json);
+extern uint64_t prof_start_ns, prof_last_dump_ns;
+
+#endif
