@@ -302,11 +302,21 @@ static void *contend(void *arg)
 	return NULL;
 }
 
+/*
+ * Three threads on one mutex, with contention made certain: the mutex is
+ * held while they start, so each blocks at least once (on a busy machine
+ * they could otherwise run one after another and never meet).
+ */
 static void contend_on(pthread_mutex_t *m)
 {
 	pthread_t t[3];
+	struct timespec ts = { .tv_nsec = 20 * 1000 * 1000 };
+	pthread_mutex_lock(m);
 	for (int i = 0; i < 3; i++)
 		pthread_create(&t[i], NULL, contend, m);
+	while (nanosleep(&ts, &ts))
+		;
+	pthread_mutex_unlock(m);
 	for (int i = 0; i < 3; i++)
 		pthread_join(t[i], NULL);
 }
