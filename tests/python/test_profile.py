@@ -6,6 +6,7 @@ import os
 import shutil
 import signal
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -232,20 +233,24 @@ def test_exit_status_is_the_programs(tmp_path):
     assert res.returncode == 7
 
 
-def test_overhead_per_uncontended_pair_is_small():
-    """The bench under the profiler against without, alternating, in one run (target:
-    at most 10 ns per uncontended lock+unlock; docs/profiler.md has the figures)."""
-    bench = native.bench_path()
-    args = [str(bench), "bench", "--lock", "pthread", "--threads", "2", "--mutexes", "2",
-            "--hold-ns", "0", "--duration", "0.5", "--json"]
-    env = {**os.environ, "LD_PRELOAD": str(profile.library_path()),
-           "LOCKLAB_PROF_OUTPUT": os.devnull}
-    diffs = []
-    for _ in range(5):
-        base = json.loads(subprocess.run(args, capture_output=True, text=True,
-                                         check=True).stdout)["ns_per_iter"]
-        prof = json.loads(subprocess.run(args, capture_output=True, text=True, env=env,
-                                         check=True).stdout)["ns_per_iter"]
-        diffs.append(prof - base)
-    median = sorted(diffs)[2]
-    assert median < 10, diffs
+def test_uncontended_locking_stays_on_the_fast_path(tmp_path):
+    """Two threads, each on its own mutex: every lock is taken by the first
+    trylock, so nothing is timed or recorded, and hold times are sampled 1 in
+    --hold-every.  (The cost in ns, ~2 against mutrace's ~200, is a benchmark:
+    `make profile-overhead`, figures in docs/profiler.md, not a timed test.)"""
+    out = tmp_path / "prof.json"
+    iters = 200000
+    res = subprocess.run(
+        [sys.executable, "-m", "locklab.cli", "profile", "--json", "--hold-every", "100",
+         "-o", str(out), "--", str(native.bench_path()), "bench", "--lock", "pthread",
+         "--threads", "2", "--mutexes", "2", "--hold-ns", "0", "--iterations", str(iters),
+         "--json"],
+        capture_output=True, text=True)
+    assert res.returncode == 0, res.stderr
+    (proc,) = json.loads(out.read_text())["processes"]
+    bench_locks = [l for l in proc["locks"] if l["instances"] == 2]
+    assert len(bench_locks) == 1, proc["locks"]
+    lock = bench_locks[0]
+    assert lock["count"] == 0 and lock["wait_ns"] == 0 and lock["events"] == []
+    # 1 in 100 of the 2 x 200000 acquisitions, give or take a countdown per thread.
+    assert abs(lock["hold"]["samples"] - 2 * iters / 100) <= 100, lock["hold"]
