@@ -14,7 +14,7 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.ticker import LogFormatter, ScalarFormatter
 
-from . import store, sweep
+from . import store, sweep, targets
 
 # The line charts: file stem, metric, y label, log y axis, heading in index.html.
 # A log axis for times: a lock that collapses at 1024 threads is 100x slower than
@@ -220,7 +220,8 @@ def vmstat_tables(points: list[dict]) -> str:
 
 CSS = """body{font-family:sans-serif;margin:2em;max-width:1800px}
 table{border-collapse:collapse;margin:.5em 0 1.5em}td,th{border:1px solid #ccc;padding:2px 8px;
-text-align:right}th{background:#eee}td:first-child{text-align:left}img{max-width:100%}"""
+text-align:right}th{background:#eee}td:first-child{text-align:left}img{max-width:100%}
+td.miss{color:#c00;font-weight:bold}td.ok{color:#070}"""
 
 
 def write_data(out: Path, run: dict, rows: list[dict], crossed: list[dict]) -> None:
@@ -277,6 +278,8 @@ def index_html(run: dict, rows: list[dict], points: list[dict], crossed: list[di
             parts.append(f'<p><img src="{stem}.png" alt="{stem}"></p>')
             if stem == "ns_per_iter":
                 parts.append("<h3>Crossing points</h3>" + crossings_table(crossed))
+        if any(p["lock"] == targets.CANDIDATE for p in points):
+            parts.append(targets.html_section(points))
         parts.append("<h2>CPU and context switches at the most threads</h2>")
         parts.append('<p><img src="cpu.png" alt="cpu"></p>')
         parts.append(vmstat_tables(points))

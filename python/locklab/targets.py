@@ -1,0 +1,121 @@
+"""The targets `ll` must meet (issue 4), checked on a sweep's points.
+
+One mutex, no outside work, every hold time, from the median point of each
+configuration:
+  1 thread      ns per iteration at most 1.1x the fastest lock's
+  2 threads     throughput at least the best lock's, Jain at least 0.9
+  64..1024      throughput at least 1.25x pthread's, and at least that of the
+                best lock whose Jain is 0.8 or more; Jain at least 0.9; CPU ns
+                per iteration and maximum wait no more than pthread's
+  flat          throughput at the most threads at least 0.9x ll's own best
+"""
+from __future__ import annotations
+
+import html
+
+CANDIDATE = "ll"
+BASELINE = "pthread"
+HIGH = (64, 1024)
+
+
+def _panel(points: list[dict], hold: int) -> dict[tuple[str, int], dict]:
+    """(lock, threads) -> point for one hold time, one mutex, default options."""
+    return {
+        (p["lock"], p["threads"]): p
+        for p in points
+        if p["mutexes"] == 1 and p["outside_ns"] == 0 and p["hold_ns"] == hold
+        and not p["lock_opts"] and p["ops_per_sec"]
+    }
+
+
+def _check(rows: list[dict], hold: int, target: str, threads, value: float, bound: float,
+           ok: bool) -> None:
+    rows.append({"hold_ns": hold, "target": target, "threads": threads, "ll": value,
+                 "bound": bound, "ok": ok})
+
+
+def check(points: list[dict]) -> list[dict]:
+    """One row per target and hold time: ll's figure, the bound, and whether it holds."""
+    rows: list[dict] = []
+    for hold in sorted({p["hold_ns"] for p in points}):
+        panel = _panel(points, hold)
+        locks = {lock for lock, _ in panel}
+        threads = sorted({t for lock, t in panel if lock == CANDIDATE})
+        ll = {t: panel[(CANDIDATE, t)] for t in threads}
+        others = lambda t: [panel[(l, t)] for l in locks if l != CANDIDATE and (l, t) in panel]
+        if 1 in ll and others(1):
+            fastest = min(p["ns_per_iter"] for p in others(1))
+            _check(rows, hold, "ns/iter vs fastest", 1, ll[1]["ns_per_iter"], 1.1 * fastest,
+                   ll[1]["ns_per_iter"] <= 1.1 * fastest)
+        if 2 in ll and others(2):
+            best = max(p["ops_per_sec"] for p in others(2))
+            _check(rows, hold, "ops/s vs best", 2, ll[2]["ops_per_sec"], best,
+                   ll[2]["ops_per_sec"] >= best)
+            _check(rows, hold, "Jain", 2, ll[2]["jain"], 0.9, ll[2]["jain"] >= 0.9)
+        for t in (t for t in threads if HIGH[0] <= t <= HIGH[1]):
+            p = ll[t]
+            base = panel.get((BASELINE, t))
+            if base:
+                _check(rows, hold, "ops/s vs 1.25x pthread", t, p["ops_per_sec"],
+                       1.25 * base["ops_per_sec"], p["ops_per_sec"] >= 1.25 * base["ops_per_sec"])
+                _check(rows, hold, "CPU ns/iter vs pthread", t, p["cpu_ns_per_iter"],
+                       base["cpu_ns_per_iter"], p["cpu_ns_per_iter"] <= base["cpu_ns_per_iter"])
+                _check(rows, hold, "max wait vs pthread", t, p["wait_ns_max"],
+                       base["wait_ns_max"], p["wait_ns_max"] <= base["wait_ns_max"])
+            fair = [o["ops_per_sec"] for o in others(t) if o["jain"] >= 0.8]
+            if fair:
+                _check(rows, hold, "ops/s vs best fair (Jain >= 0.8)", t, p["ops_per_sec"],
+                       max(fair), p["ops_per_sec"] >= max(fair))
+            _check(rows, hold, "Jain", t, p["jain"], 0.9, p["jain"] >= 0.9)
+        if threads and threads[-1] >= HIGH[1]:
+            best = max(q["ops_per_sec"] for q in ll.values())
+            last = ll[threads[-1]]["ops_per_sec"]
+            _check(rows, hold, "flat: ops/s vs own best", threads[-1], last, 0.9 * best,
+                   last >= 0.9 * best)
+    return rows
+
+
+def ratios(points: list[dict]) -> dict[int, dict[str, dict[int, float]]]:
+    """hold -> other lock -> threads -> ll's throughput / that lock's."""
+    out: dict[int, dict[str, dict[int, float]]] = {}
+    for hold in sorted({p["hold_ns"] for p in points}):
+        panel = _panel(points, hold)
+        table: dict[str, dict[int, float]] = {}
+        for (lock, t), p in panel.items():
+            mine = panel.get((CANDIDATE, t))
+            if lock != CANDIDATE and mine:
+                table.setdefault(lock, {})[t] = mine["ops_per_sec"] / p["ops_per_sec"]
+        if table:
+            out[hold] = table
+    return out
+
+
+def _cell(text: str, ok: bool) -> str:
+    return f'<td class="{"ok" if ok else "miss"}">{html.escape(text)}</td>'
+
+
+def html_section(points: list[dict]) -> str:
+    """The report's section on ll: its ratios against every lock, then each target."""
+    parts = ["<h2>ll against every lock (one mutex)</h2>",
+             "<p>ll's throughput divided by each lock's; below 1 in red.</p>"]
+    for hold, table in ratios(points).items():
+        threads = sorted({t for row in table.values() for t in row})
+        head = "".join(f"<th>{t}</th>" for t in threads)
+        body = "".join(
+            f"<tr><td>{html.escape(lock)}</td>" + "".join(
+                _cell(f"{row[t]:.2f}", row[t] >= 1) if t in row else "<td>-</td>"
+                for t in threads) + "</tr>"
+            for lock, row in sorted(table.items()))
+        parts.append(f"<h3>hold {hold} ns</h3><table><tr><th>lock \\ threads</th>{head}</tr>"
+                     f"{body}</table>")
+    rows = check(points)
+    missed = sum(not r["ok"] for r in rows)
+    parts.append(f"<h3>Targets: {len(rows) - missed} met, {missed} missed</h3>")
+    body = "".join(
+        f"<tr><td>{r['hold_ns']}</td><td>{html.escape(r['target'])}</td><td>{r['threads']}</td>"
+        f"<td>{r['ll']:.4g}</td><td>{r['bound']:.4g}</td>"
+        + _cell("met" if r["ok"] else "MISSED", r["ok"]) + "</tr>"
+        for r in rows)
+    parts.append("<table><tr><th>hold ns</th><th>target</th><th>threads</th><th>ll</th>"
+                 f"<th>bound</th><th></th></tr>{body}</table>")
+    return "\n".join(parts)

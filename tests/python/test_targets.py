@@ -1,0 +1,61 @@
+"""ll's targets (issue 4) on synthetic points whose answers are known."""
+import pytest
+
+from locklab import targets
+
+
+def point(lock, threads, ns, jain=1.0, cpu=None, wait_max=1000.0, hold=0):
+    return {"lock": lock, "lock_opts": "", "threads": threads, "mutexes": 1, "hold_ns": hold,
+            "outside_ns": 0, "ns_per_iter": ns, "ops_per_sec": 1e9 / ns, "jain": jain,
+            "cpu_ns_per_iter": ns if cpu is None else cpu, "wait_ns_max": wait_max}
+
+
+def grid():
+    return [
+        # 1 thread: ll 10.5 against the fastest 10.0: within 1.1x.
+        point("ll", 1, 10.5), point("pthread", 1, 17.0), point("tas", 1, 10.0),
+        # 2 threads: ll faster than both, but unfair.
+        point("ll", 2, 14.0, jain=0.8), point("pthread", 2, 60.0), point("tas", 2, 40.0, 0.7),
+        # 64 threads: tas is faster than ll but unfair (not a fair rival); ll >= 1.25x pthread.
+        point("ll", 64, 15.0, jain=0.95, cpu=15.0, wait_max=500.0),
+        point("pthread", 64, 90.0, jain=0.9, cpu=180.0, wait_max=1e6),
+        point("tas", 64, 12.0, jain=0.3),
+        # 1024 threads: ll slower than a fair rival, and no longer flat (15 -> 20 ns).
+        point("ll", 1024, 20.0, jain=0.5, cpu=200.0, wait_max=2e6),
+        point("pthread", 1024, 100.0, jain=0.9, cpu=190.0, wait_max=1e6),
+        point("tas", 1024, 18.0, jain=0.85),
+    ]
+
+
+def outcome(rows, target, threads):
+    (row,) = [r for r in rows if r["target"] == target and r["threads"] == threads]
+    return row["ok"]
+
+
+def test_each_target_is_judged_on_the_right_figures():
+    rows = targets.check(grid())
+    assert outcome(rows, "ns/iter vs fastest", 1) is True
+    assert outcome(rows, "ops/s vs best", 2) is True
+    assert outcome(rows, "Jain", 2) is False
+    assert outcome(rows, "ops/s vs 1.25x pthread", 64) is True
+    assert outcome(rows, "ops/s vs best fair (Jain >= 0.8)", 64) is True   # tas is unfair
+    assert outcome(rows, "CPU ns/iter vs pthread", 64) is True
+    assert outcome(rows, "max wait vs pthread", 64) is True
+    assert outcome(rows, "ops/s vs best fair (Jain >= 0.8)", 1024) is False  # tas 0.85 is fair
+    assert outcome(rows, "CPU ns/iter vs pthread", 1024) is False
+    assert outcome(rows, "max wait vs pthread", 1024) is False
+    assert outcome(rows, "Jain", 1024) is False
+    assert outcome(rows, "flat: ops/s vs own best", 1024) is False   # 20 ns vs best 10.5
+
+
+def test_ratios_and_html_mark_misses():
+    r = targets.ratios(grid())
+    assert r[0]["pthread"][64] == pytest.approx(90.0 / 15.0)
+    assert r[0]["tas"][64] == pytest.approx(12.0 / 15.0)
+    page = targets.html_section(grid())
+    assert "MISSED" in page and 'class="miss"' in page and 'class="ok"' in page
+    assert "tas" in page and "pthread" in page
+
+
+def test_no_ll_no_rows():
+    assert targets.check([p for p in grid() if p["lock"] != "ll"]) == []
