@@ -75,8 +75,11 @@ def test_interrupted_sweep_resumes_without_rerunning(fake, tmp_path, sig):
     # 24 points of 0.25 s: ~6 s for the signal to land mid-sweep on a loaded machine.
     grid = ["--locks", "innodb56,pthread", "--threads", "1,2,3,4,5,6", "--hold-ns", "0,1000",
             "--repeat", "1", "--duration", "0.01", "--warmup", "0"]
+    # A job started in the background by a non-interactive shell (as CI may start us)
+    # inherits SIGINT ignored, and Python keeps it so: give the sweep Ctrl-C back.
     proc = subprocess.Popen([sys.executable, "-m", "locklab.cli", "sweep", *grid, "--db", str(db)],
-                            env=env, stderr=subprocess.PIPE, text=True)
+                            env=env, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     deadline = time.monotonic() + 60
     while stored(db) < 3:
         assert time.monotonic() < deadline and proc.poll() is None
