@@ -56,8 +56,10 @@ def test_single_thread_hold_time_sets_the_pace():
 def test_cpu_shares_add_up_and_waits_are_ordered():
     r = bench("--lock", "futex", "--threads", "8", "--mutexes", "1", "--hold-ns", "1000",
               "--duration", "0.3", "--warmup", "0.05")
-    total = r["cpu_user_pct"] + r["cpu_sys_pct"] + r["cpu_idle_pct"]
-    assert 90 <= total <= 100.5
+    shares = (r["cpu_user_pct"], r["cpu_sys_pct"], r["cpu_idle_pct"])
+    # The rest of the ticks is iowait and steal, which a VM's host decides: no lower bound.
+    assert all(0 <= x <= 100 for x in shares) and sum(shares) <= 100.5
+    assert r["cpu_user_pct"] + r["cpu_sys_pct"] > 10   # eight busy threads show up
     assert r["wait_ns_p50"] <= r["wait_ns_p99"] <= r["wait_ns_p999"] <= r["wait_ns_max"] * 1.07
     assert r["min_thread_iters"] <= r["iterations"] / 8 <= r["max_thread_iters"]
     assert 1 / 8 <= r["jain"] <= 1.0
