@@ -12,7 +12,9 @@ JOBS   ?= $(shell nproc)
 
 all: setup
 
+# apt first: a fresh Debian has no python3-venv (nor cmake) until setup-apt.sh runs.
 $(BIN)/python:
+	./scripts/setup-apt.sh
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
 
