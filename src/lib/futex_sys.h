@@ -14,16 +14,15 @@
 /*
  * Sleep while *word == val, until woken or the absolute CLOCK_MONOTONIC
  * deadline (NULL: none).  Returns 0 (woken, or *word changed: EAGAIN, or a
- * signal: EINTR; the caller rechecks either way), EAGAIN when *word != val
- * already (the call never slept), ETIMEDOUT, or EINVAL for a malformed
- * deadline (which would otherwise fail at once forever).
+ * signal: EINTR; the caller rechecks either way), ETIMEDOUT, or EINVAL for a
+ * malformed deadline (which would otherwise fail at once forever).
  */
 static inline int ll_sys_futex_wait_bits(atomic_uint *word, unsigned val,
 					 const struct timespec *abs_mono, unsigned bits)
 {
 	long rc = syscall(SYS_futex, (unsigned *)word, FUTEX_WAIT_BITSET | FUTEX_PRIVATE_FLAG, val,
 			  abs_mono, NULL, bits);
-	if (rc == -1 && (errno == ETIMEDOUT || errno == EINVAL || errno == EAGAIN))
+	if (rc == -1 && (errno == ETIMEDOUT || errno == EINVAL))
 		return errno;
 	return 0;
 }

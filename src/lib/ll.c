@@ -184,19 +184,11 @@ static int heir_wait(ll_ll_t *l, const struct timespec *abs_mono)
 	return 0;
 }
 
-/*
- * Parked: sleep on `state` until PROMOTE is ours; 0 when promoted, else
- * ETIMEDOUT.  A promotion is for a thread that was parked when it was made:
- * one already pending when we registered (s) is not ours until we have
- * slept, or the thread that just had its turn would take the heir's slot
- * again ahead of the one being woken for it, and the queue would not move.
- */
+/* Parked: sleep on `state` until PROMOTE is ours; 0 when promoted, else ETIMEDOUT. */
 static int park(ll_ll_t *l, unsigned s, const struct timespec *abs_mono)
 {
-	int may_claim = !(s & LL_LL_PROMOTE);
-
 	for (;;) {
-		if (may_claim && (s & LL_LL_PROMOTE)) {
+		if (s & LL_LL_PROMOTE) {
 			/* Claim the promotion and leave the parked count in one step. */
 			if (atomic_compare_exchange_weak_explicit(&l->state, &s,
 								  (s & ~LL_LL_PROMOTE) - LL_LL_PARKED_ONE,
@@ -205,9 +197,7 @@ static int park(ll_ll_t *l, unsigned s, const struct timespec *abs_mono)
 				return 0;
 			continue;
 		}
-		int rc = ll_sys_futex_wait_bits(&l->state, s, abs_mono, WAKE_PARKED);
-		may_claim |= rc != EAGAIN;
-		if (rc == ETIMEDOUT) {
+		if (ll_sys_futex_wait_bits(&l->state, s, abs_mono, WAKE_PARKED) == ETIMEDOUT) {
 			/* Leave the queue, unless a promotion is pending that only we could claim. */
 			s = atomic_load_explicit(&l->state, memory_order_relaxed);
 			while (!(s & LL_LL_PROMOTE)) {
