@@ -8,24 +8,41 @@
  *
  * Word, 8 bytes:
  *
- *   locked (32)  0 FREE | 1 HELD | 2 GRANTED (held, handed to the heir)
- *   state  (32)  bit 0 HEIR      one waiter is the heir: awake, or asleep on `locked`
+ *   locked (32)  0 FREE | 1 HELD | 2, 3 GRANTED (held, handed to the heir of parity 0, 1)
+ *   state  (32)  bit 0 HEIR      one waiter is the heir
  *                bit 1 SLEEPING  the heir sleeps: the next release must wake it
- *                bit 2 HANDOFF   the heir waited too long: the next unlock grants it the lock
- *                bit 3 PROMOTE   a parked waiter was woken to become the heir
- *                bits 4..31      waiters parked on `state`, FIFO
+ *                bit 2 PARITY    the heir's parity (flips with every new heir)
+ *                bit 3 PARKED    the lock has waiters in the parking lot (ll_park.c)
+ *                bit 4 READY     the heir is awake and spinning: a grant is taken at once
+ *
+ *   After the word, on the same line: the configuration, written once at
+ *   init, and the holder's turn (start, length, unlock count), plain fields
+ *   written only by the thread holding the lock.
  *
  *   lock:    CAS locked 0 -> 1 (fast path; never XCHG: it would turn a
- *            GRANTED word back into HELD and strand the heir).  Slow: if there is no heir,
- *            spin spin_ns on a read of `locked`; then become the heir if
- *            the slot is free, else park (FIFO) until promoted.  The heir
- *            spins, then sleeps (on `state`) with SLEEPING set; after handoff_ns it sets
- *            HANDOFF and is given the lock directly.  Whoever acquires as
- *            heir resigns: it promotes the oldest parked waiter (PROMOTE +
- *            FUTEX_WAKE 1) or clears HEIR.
- *   unlock:  HANDOFF set?  grant (locked = 2, wake the heir if it sleeps);
- *            else store locked = 0 (plain store), then load `state`: if
- *            SLEEPING, wake the heir.
+ *            GRANTED word back into HELD and strand the heir).  Slow: if there
+ *            is no heir, spin spin_ns on a read of `locked`; then become the
+ *            heir if the slot is free, else park (FIFO, on a node of one's
+ *            own in a bucket hashed by the lock's address) until promoted by
+ *            name.  The heir spins, then sleeps with SLEEPING set, or, when
+ *            the holder re-acquires back to back, naps.  A heir that takes
+ *            the lock while free passes the role on (promotes the oldest
+ *            parked waiter, or clears HEIR).
+ *   unlock:  no heir: store locked = 0 (plain store), then load `state`:
+ *            if SLEEPING, wake the heir.  A heir: every 8th unlock looks at
+ *            the clock.  Near the end of the holder's turn (rotation_ns
+ *            shared among the queue, within [min_turn_ns, handoff_ns]) it
+ *            wakes the heir; the heir says READY once it runs and spins; the
+ *            next unlock grants it the lock (locked = 2 + its parity) and
+ *            promotes the next waiter.  The holder keeps working while the
+ *            heir wakes up, so the handoff costs no wake-up latency when a
+ *            CPU is free; if the heir has not run by the turn's end (it may
+ *            share the holder's CPU), the lock is granted anyway and the
+ *            holder, parking, gives it the CPU.  The turn is timed by the
+ *            holder: the rotation does not wait for a napping heir's timer.
+ *
+ *   The parity tells two heirs apart: the one whose grant is on its way
+ *   and the one promoted after it.
  *
  *   No RMW on unlock: the store->load pair is ordered against a sleeping
  *   heir by membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED), which the heir
@@ -44,22 +61,32 @@
 #include "locklab/spin.h"
 
 enum {
-	LL_LL_FREE = 0, LL_LL_HELD = 1, LL_LL_GRANTED = 2,
-	LL_LL_HEIR = 1u << 0, LL_LL_SLEEPING = 1u << 1, LL_LL_HANDOFF = 1u << 2,
-	LL_LL_PROMOTE = 1u << 3, LL_LL_PARKED_ONE = 1u << 4,
+	LL_LL_FREE = 0, LL_LL_HELD = 1, LL_LL_GRANTED = 2,   /* + the heir's parity */
+	LL_LL_HEIR = 1u << 0, LL_LL_SLEEPING = 1u << 1, LL_LL_PARITY = 1u << 2,
+	LL_LL_PARKED = 1u << 3, LL_LL_READY = 1u << 4,
 };
 
 typedef struct {
 	atomic_uint locked;
 	atomic_uint state;
 	uint32_t spin_iters;    /* spin waits before a newcomer or the heir sleeps */
-	uint64_t handoff_ns;    /* the heir's wait before it asks for the lock (0: never) */
+	uint16_t unlocks;       /* holder's: unlocks seen with a heir waiting */
+	uint16_t woke;          /* holder's: the heir was woken for the end of this turn */
+	uint64_t turn_start;    /* holder's: when its turn began */
+	uint64_t turn_len;      /* holder's: how long its turn lasts with a heir waiting */
+	uint64_t handoff_ns;    /* the longest turn (0: the heir is never handed the lock) */
+	uint64_t rotation_ns;   /* a whole queue's turns should take about this long */
+	uint64_t min_turn_ns;   /* however long the queue */
 	uint8_t spin;
+	uint8_t restriction;    /* newcomers park behind a heir without spinning */
 } ll_ll_t;
 
 struct ll_ll_config {
 	int64_t spin_ns;
 	int64_t handoff_ns;
+	int64_t rotation_ns;
+	int64_t min_turn_ns;
+	int64_t restriction;
 	int64_t spin;
 };
 
@@ -69,7 +96,7 @@ extern int ll_ll_unlock_fences;
 int ll_ll_init(ll_ll_t *l, const struct ll_ll_config *cfg);
 int ll_ll_lock_slow(ll_ll_t *l, const struct timespec *abs_mono);
 void ll_ll_unlock_slow(ll_ll_t *l);
-void ll_ll_unlock_grant(ll_ll_t *l);
+void ll_ll_unlock_heir(ll_ll_t *l);
 static inline void ll_ll_destroy(ll_ll_t *l) { (void)l; }
 
 /* CAS FREE -> HELD: 1 when taken. */
@@ -129,9 +156,9 @@ static inline void ll_ll_release(ll_ll_t *l)
 
 static inline void ll_ll_unlock(ll_ll_t *l)
 {
-	/* Loaded before the release: a HANDOFF request keeps the lock held. */
-	if (atomic_load_explicit(&l->state, memory_order_relaxed) & LL_LL_HANDOFF)
-		ll_ll_unlock_grant(l);
+	/* Loaded before the release: with a heir waiting, the turn may be over. */
+	if (atomic_load_explicit(&l->state, memory_order_relaxed) & LL_LL_HEIR)
+		ll_ll_unlock_heir(l);
 	else
 		ll_ll_release(l);
 }

@@ -3,33 +3,37 @@
  *
  * Roles of a waiting thread:
  *   newcomer  arrived to a held lock; spins spin_ns if there is no heir.
- *   heir      at most one: awake or asleep on `locked`, the only waiter the
- *             unlocker ever wakes; after handoff_ns it is given the lock.
- *   parked    everyone else, asleep on `state` in FIFO order, woken one at a
- *             time to become the heir.  They neither spin nor wake on
- *             unlock: this is the concurrency restriction that keeps the
- *             holder running with few runnable threads around it.
+ *   heir      at most one (plus, for a moment, the previous one, whose grant
+ *             is on its way; parities tell them apart): spinning, asleep on
+ *             `state` (SLEEPING: the next release wakes it) or napping; the
+ *             only waiter a release ever wakes.  The holder times its own
+ *             turn and, when it is over, grants the lock to the heir.
+ *   parked    everyone else, in the parking lot (ll_park.c): FIFO, each on
+ *             its own node, woken one at a time by name to become the heir.
+ *             They neither spin nor wake on unlock: this is the concurrency
+ *             restriction that keeps the holder running with few runnable
+ *             threads around it.
  *
- * Invariant: parked > 0 implies HEIR (a heir exists or is being promoted),
- * so every parked thread has someone who will promote it.
+ * Invariant: PARKED implies HEIR (a heir exists, or was just promoted), so
+ * every parked thread has someone who will promote it.
  *
- * Everyone sleeps on `state`, never on `locked`: `locked` goes 1 -> 0 -> 1
+ * The heir sleeps on `state`, never on `locked`: `locked` goes 1 -> 0 -> 1
  * in nanoseconds (release, fast-path CAS), so a sleeper comparing it with 1
- * could miss a whole release (ABA).  `state` cannot return to a value a
- * sleeper saw: only the heir sets SLEEPING, and the wake clears it.  Futex
- * bitsets keep the two kinds of sleeper apart: a release wakes the heir,
- * a promotion wakes the oldest parked waiter.
+ * could miss a whole release (ABA).  `state` cannot return to a value the
+ * heir saw: only the heir sets SLEEPING, and the wake clears it.  (Napping
+ * on `locked` is safe: the nap ends at the turn whatever happens.)
  */
+#include <limits.h>
 #include <linux/membarrier.h>
 #include <pthread.h>
+#include <sched.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #include "locklab/ll.h"
 #include "algo.h"
 #include "futex_sys.h"
-
-enum { WAKE_HEIR = 1u << 0, WAKE_PARKED = 1u << 1 };
+#include "ll_park.h"
 
 int ll_ll_unlock_fences;
 static pthread_once_t membarrier_once = PTHREAD_ONCE_INIT;
@@ -58,6 +62,11 @@ int ll_ll_init(ll_ll_t *l, const struct ll_ll_config *cfg)
 	l->spin = (uint8_t)cfg->spin;
 	l->spin_iters = ll_spin_iters(l->spin, cfg->spin_ns);
 	l->handoff_ns = (uint64_t)cfg->handoff_ns;
+	l->rotation_ns = (uint64_t)cfg->rotation_ns;
+	l->min_turn_ns = (uint64_t)cfg->min_turn_ns;
+	l->restriction = (uint8_t)cfg->restriction;
+	l->unlocks = 0;
+	l->turn_start = l->turn_len = 0;
 	return 0;
 }
 
@@ -73,6 +82,17 @@ static int spin_for_lock(ll_ll_t *l)
 	return 0;
 }
 
+static unsigned parity_of(unsigned s)
+{
+	return (s & LL_LL_PARITY) ? 1 : 0;
+}
+
+/* The heir is the one of this parity (who >= 0), or there is a heir at all (who < 0). */
+static int heir_is(unsigned s, int who)
+{
+	return (s & LL_LL_HEIR) && (who < 0 || parity_of(s) == (unsigned)who);
+}
+
 /* Clear `bits` in state; returns the value before. */
 static unsigned state_clear(ll_ll_t *l, unsigned bits)
 {
@@ -80,58 +100,152 @@ static unsigned state_clear(ll_ll_t *l, unsigned bits)
 }
 
 /*
- * The heir leaves its role (it has the lock, or gives up): the oldest parked
- * waiter is promoted to heir, or the slot is freed.  One CAS so that the
- * parked count and HEIR change together (the invariant).
+ * The heir's turn, the time a holder keeps the lock once a heir waits.  With
+ * `queued` waiters behind the heir, a whole rotation of the queue should take
+ * about rotation_ns, so the turn shrinks as the queue grows, but never below
+ * min_turn_ns (each handoff costs a grant and two wakes) nor above handoff_ns.
  */
-static void heir_resign(ll_ll_t *l)
+static uint64_t turn_ns(const ll_ll_t *l, uint32_t queued)
 {
-	unsigned s = atomic_load_explicit(&l->state, memory_order_relaxed), next;
-	do {
-		next = s & ~(LL_LL_HEIR | LL_LL_SLEEPING | LL_LL_HANDOFF);
-		if (s >= LL_LL_PARKED_ONE)
-			next |= LL_LL_HEIR | LL_LL_PROMOTE;
-	} while (!atomic_compare_exchange_weak_explicit(&l->state, &s, next, memory_order_acq_rel,
-							memory_order_relaxed));
-	if (next & LL_LL_PROMOTE)
-		ll_sys_futex_wake_bits(&l->state, 1, WAKE_PARKED);
-}
-
-/* Take a GRANTED lock (only the heir may): 1 when taken. */
-static int take_grant(ll_ll_t *l)
-{
-	unsigned expect = LL_LL_GRANTED;
-	return atomic_compare_exchange_strong_explicit(&l->locked, &expect, LL_LL_HELD,
-						       memory_order_acquire, memory_order_relaxed);
+	uint64_t t = l->handoff_ns;
+	if (queued && l->rotation_ns) {
+		uint64_t share = l->rotation_ns / ((uint64_t)queued + 1);
+		if (share < t)
+			t = share > l->min_turn_ns ? share : l->min_turn_ns;
+	}
+	return t;
 }
 
 /*
- * The heir's deadline passed.  If it had asked for a handoff and an unlocker
- * consumed the request first, the lock is on its way: take it.  Otherwise
- * withdraw, try once more (a release may have raced with the deadline), and
- * resign so that a parked waiter becomes the heir.
+ * Move the heir role on, if the heir is `who` (a parity; -1: whoever it is):
+ * to the oldest parked waiter, promoted by name with the other parity, or
+ * nowhere (HEIR cleared).  0 when the heir is not `who`.  Otherwise 1,
+ * *was = the state it left (its parity, whether it was READY), *queued =
+ * the waiters still parked.
+ *
+ * HEIR is cleared only while PARKED is clear (the invariant); PARKED changes
+ * only with the bucket held, so under the bucket the queue and the bit agree.
  */
-static int heir_timeout(ll_ll_t *l, int asked)
+static int pass_heir(ll_ll_t *l, int who, unsigned *was, uint32_t *queued)
 {
-	unsigned s = state_clear(l, LL_LL_HANDOFF | LL_LL_SLEEPING);
-	int got;
+	unsigned s = atomic_load_explicit(&l->state, memory_order_relaxed);
 
-	if (asked && !(s & LL_LL_HANDOFF)) {
-		/* The grant's store follows its unlocker's clear within instructions. */
-		while (!take_grant(l))
-			ll_spin_wait(LL_SPIN_YIELD);
-		got = 1;
-	} else {
-		got = ll_ll_cas_free(l);
+	*queued = 0;
+	for (;;) {
+		if (!heir_is(s, who))
+			return 0;
+		if (s & LL_LL_PARKED)
+			break;
+		if (atomic_compare_exchange_weak_explicit(&l->state, &s,
+							  s & ~(LL_LL_HEIR | LL_LL_SLEEPING | LL_LL_READY),
+							  memory_order_acq_rel, memory_order_relaxed)) {
+			*was = s;
+			return 1;
+		}
 	}
-	heir_resign(l);
-	return got ? 0 : ETIMEDOUT;
+
+	struct ll_park_bucket *b = ll_park_lock(l);
+	struct ll_park_node *next;
+	int more;
+	s = atomic_load_explicit(&l->state, memory_order_relaxed);
+	for (;;) {
+		if (!heir_is(s, who)) {
+			ll_park_unlock(b);
+			return 0;
+		}
+		next = ll_park_first(b, l, &more);
+		unsigned to = next ? (s & ~(LL_LL_SLEEPING | LL_LL_READY | LL_LL_PARKED)) ^ LL_LL_PARITY
+				   : s & ~(LL_LL_HEIR | LL_LL_SLEEPING | LL_LL_READY);
+		if (next && more)
+			to |= LL_LL_PARKED;
+		if (atomic_compare_exchange_weak_explicit(&l->state, &s, to, memory_order_acq_rel,
+							  memory_order_relaxed))
+			break;
+	}
+	*was = s;
+	if (!next) {
+		/* The last waiter timed out since our look: PARKED was already clear. */
+		ll_park_unlock(b);
+		return 1;
+	}
+	ll_park_remove(b, next);
+	*queued = ll_park_count(b);
+	next->queue_len = *queued;
+	next->parity = parity_of(s) ^ 1;
+	/* From this store on the node may be gone: keep its address only. */
+	atomic_uint *word = &next->word;
+	atomic_store_explicit(word, 1, memory_order_release);
+	ll_park_unlock(b);
+	ll_park_wake(word);
+	return 1;
 }
 
-/* The earlier of the heir's turn and the caller's deadline, as an absolute time. */
-static struct timespec nap_until(uint64_t turn_ns, const struct timespec *abs_mono)
+/*
+ * The next holder's turn (plain fields: only the holder writes them).  A
+ * grantor sets the length, the grantee the start when it takes the lock:
+ * the time the grantee took to run is not its turn.
+ */
+static void set_turn(ll_ll_t *l, uint32_t queued)
 {
-	uint64_t t = turn_ns;
+	l->turn_len = turn_ns(l, queued);
+	l->unlocks = 0;
+	l->woke = 0;
+}
+
+static void start_turn(ll_ll_t *l)
+{
+	l->turn_start = ll_now_ns();
+}
+
+/* How long before its turn ends the holder wakes the heir: a wake-up's worth, with margin. */
+static uint64_t lead_ns(const ll_ll_t *l)
+{
+	uint64_t lead = l->turn_len / 4;
+	return lead < 50000 ? lead : 50000;
+}
+
+/*
+ * Set and clear heir-owned bits (READY, SLEEPING) while we are the heir of
+ * `parity`; the new state, or 0 when we are not the heir any more.
+ */
+static unsigned heir_mark(ll_ll_t *l, unsigned parity, unsigned set, unsigned clear)
+{
+	unsigned s = atomic_load_explicit(&l->state, memory_order_relaxed), to;
+	do {
+		if (!heir_is(s, (int)parity))
+			return 0;
+		to = (s | set) & ~clear;
+	} while (to != s && !atomic_compare_exchange_weak_explicit(&l->state, &s, to,
+								   memory_order_acq_rel,
+								   memory_order_relaxed));
+	return to;
+}
+
+/*
+ * The heir left the role by a grant: wait for the lock that is on its way
+ * (its store follows the grantor's state change within instructions, unless
+ * the grantor is preempted in between: then give it the CPU).
+ */
+static void take_grant(ll_ll_t *l, unsigned parity)
+{
+	for (uint32_t i = 0;; i++) {
+		unsigned expect = LL_LL_GRANTED + parity;
+		if (atomic_compare_exchange_weak_explicit(&l->locked, &expect, LL_LL_HELD,
+							  memory_order_acquire, memory_order_relaxed))
+			return;
+		ll_spin_wait(i < 100 ? LL_SPIN_PAUSE : LL_SPIN_YIELD);
+	}
+}
+
+/* The previous heir's grant is still to be taken. */
+static int grant_pending(ll_ll_t *l, unsigned parity)
+{
+	return atomic_load_explicit(&l->locked, memory_order_relaxed) == LL_LL_GRANTED + (parity ^ 1);
+}
+
+/* The earlier of t and the caller's deadline, as an absolute time. */
+static struct timespec until_ns(uint64_t t, const struct timespec *abs_mono)
+{
 	if (abs_mono && ll_timespec_ns(abs_mono) < t)
 		t = ll_timespec_ns(abs_mono);
 	struct timespec ts = { .tv_sec = (time_t)(t / 1000000000u), .tv_nsec = (long)(t % 1000000000u) };
@@ -139,105 +253,207 @@ static struct timespec nap_until(uint64_t turn_ns, const struct timespec *abs_mo
 }
 
 /*
- * The heir: spin; if the lock does not come, sleep.  Two ways to sleep:
- *   SLEEPING set: the next release wakes us (the lock may be going idle);
- *   napping: nobody wakes us before our turn (handoff_ns after we became
- *     heir), chosen after a wake-up found the lock taken again, i.e. the
- *     holder re-acquires back to back and a wake per release would only
- *     burn both CPUs in the kernel.
- * When the turn comes we set HANDOFF and spin for the grant.
+ * Wait for the previous heir to take its grant: yield (it may share our
+ * CPU), and if it does not come, nap on `locked` in short steps (nobody
+ * wakes us when it is taken).
  */
-static int heir_wait(ll_ll_t *l, const struct timespec *abs_mono)
+static void wait_grant_taken(ll_ll_t *l, unsigned parity)
 {
-	uint64_t turn = l->handoff_ns ? ll_now_ns() + l->handoff_ns : UINT64_MAX;
-	int asked = 0, nap = 0;
-
-	for (;;) {
-		if (spin_for_lock(l) || take_grant(l))
-			break;
-		if (abs_mono && ll_deadline_passed(abs_mono))
-			return heir_timeout(l, asked);
-		if (!asked && ll_now_ns() >= turn) {
-			/* Our turn: the holder hands the lock over at its next unlock. */
-			atomic_fetch_or_explicit(&l->state, LL_LL_HANDOFF, memory_order_relaxed);
-			asked = 1;
-			continue;
+	for (int i = 0; grant_pending(l, parity); i++) {
+		if (i < 8) {
+			sched_yield();
+		} else {
+			struct timespec step = until_ns(ll_now_ns() + 50000, NULL);
+			ll_sys_futex_wait(&l->locked, LL_LL_GRANTED + (parity ^ 1), &step);
 		}
-		if (nap && !asked) {
-			struct timespec until = nap_until(turn, abs_mono);
-			ll_sys_futex_wait(&l->locked, LL_LL_HELD, &until);
-			continue;
-		}
-		unsigned s = atomic_fetch_or_explicit(&l->state, LL_LL_SLEEPING,
-						      memory_order_acq_rel) | LL_LL_SLEEPING;
-		asymmetric_fence(l);
-		if (atomic_load_explicit(&l->locked, memory_order_relaxed) == LL_LL_HELD) {
-			if (ll_sys_futex_wait_bits(&l->state, s, abs_mono, WAKE_HEIR) == ETIMEDOUT)
-				return heir_timeout(l, asked);
-			/* Woken by a release: if the word is HELD again, the release was fruitless. */
-			nap = atomic_load_explicit(&l->locked, memory_order_relaxed) == LL_LL_HELD;
-		}
-		/* Whoever woke us cleared the bit; after an early return it is still ours. */
-		state_clear(l, LL_LL_SLEEPING);
 	}
-	heir_resign(l);
+}
+
+/*
+ * The heir's deadline passed: leave the role, unless a grant made us the
+ * holder.  Not while the previous heir's grant waits: our successor would
+ * have that heir's parity, and one bit could no longer tell them apart.
+ */
+static int heir_timeout(ll_ll_t *l, unsigned parity)
+{
+	unsigned was;
+	uint32_t queued;
+
+	wait_grant_taken(l, parity);
+	if (pass_heir(l, (int)parity, &was, &queued))
+		return ll_ll_cas_free(l) ? 0 : ETIMEDOUT;
+	take_grant(l, parity);
+	start_turn(l);
 	return 0;
 }
 
-/* Parked: sleep on `state` until PROMOTE is ours; 0 when promoted, else ETIMEDOUT. */
-static int park(ll_ll_t *l, unsigned s, const struct timespec *abs_mono)
+enum { NOT_YET, TAKEN, GRANTED };
+
+/*
+ * Look for the lock `iters` spin rounds (0: once): take it if free, or if
+ * it was granted to us.
+ */
+static int heir_look(ll_ll_t *l, unsigned parity, uint32_t iters)
 {
-	for (;;) {
-		if (s & LL_LL_PROMOTE) {
-			/* Claim the promotion and leave the parked count in one step. */
-			if (atomic_compare_exchange_weak_explicit(&l->state, &s,
-								  (s & ~LL_LL_PROMOTE) - LL_LL_PARKED_ONE,
-								  memory_order_acq_rel,
-								  memory_order_relaxed))
-				return 0;
-			continue;
-		}
-		if (ll_sys_futex_wait_bits(&l->state, s, abs_mono, WAKE_PARKED) == ETIMEDOUT) {
-			/* Leave the queue, unless a promotion is pending that only we could claim. */
-			s = atomic_load_explicit(&l->state, memory_order_relaxed);
-			while (!(s & LL_LL_PROMOTE)) {
-				if (atomic_compare_exchange_weak_explicit(&l->state, &s,
-									  s - LL_LL_PARKED_ONE,
-									  memory_order_acq_rel,
-									  memory_order_relaxed))
-					return ETIMEDOUT;
-			}
-			continue;
-		}
-		s = atomic_load_explicit(&l->state, memory_order_relaxed);
+	for (uint32_t i = 0;; i++) {
+		unsigned v = atomic_load_explicit(&l->locked, memory_order_relaxed);
+		if (v == LL_LL_FREE && ll_ll_cas_free(l))
+			return TAKEN;
+		if (v == LL_LL_GRANTED + parity &&
+		    atomic_compare_exchange_strong_explicit(&l->locked, &v, LL_LL_HELD,
+							    memory_order_acquire, memory_order_relaxed))
+			return GRANTED;
+		if (i >= iters)
+			return NOT_YET;
+		ll_spin_wait(l->spin);
 	}
+}
+
+/*
+ * The heir: wait until the lock is free or granted to us.  While it spins
+ * it is READY (a holder ending its turn grants it the lock at once).  Two
+ * ways to sleep:
+ *   SLEEPING set: the next release wakes us (the lock may be going idle);
+ *   napping: the holder wakes us near the end of its turn (or grants us the
+ *     lock), and after a turn and a lead we look anyway.  A heir promoted
+ *     from the queue naps from the start (the queue says the lock is busy);
+ *     a heir that found the slot free naps after a wake-up found the lock
+ *     taken again: the holder re-acquires back to back, and waking on its
+ *     releases would only burn CPU.
+ */
+static int heir_wait(ll_ll_t *l, unsigned parity, const struct timespec *abs_mono,
+		     uint32_t queued)
+{
+	const uint64_t nap_ns = turn_ns(l, queued) + 50000;
+	int nap = queued > 0, woken = 0;
+
+	for (;;) {
+		/* Spin when we may win or were woken for a grant; look once after a promotion. */
+		uint32_t iters = !nap ? l->spin_iters : woken ? 4 * l->spin_iters : 0;
+		if (iters)
+			heir_mark(l, parity, LL_LL_READY, 0);
+		int got = heir_look(l, parity, iters);
+		if (got == GRANTED) {
+			start_turn(l);
+			return 0;
+		}
+		if (got == TAKEN)
+			break;
+		if (abs_mono && ll_deadline_passed(abs_mono))
+			return heir_timeout(l, parity);
+		unsigned s = heir_mark(l, parity, 0, LL_LL_READY);
+		if (!s) {
+			take_grant(l, parity);
+			start_turn(l);
+			return 0;
+		}
+		if (nap) {
+			struct timespec until = until_ns(ll_now_ns() + nap_ns, abs_mono);
+			ll_sys_futex_wait(&l->state, s, &until);
+			woken = 1;
+			continue;
+		}
+		if (grant_pending(l, parity)) {
+			/* The previous heir's grant, not yet taken: let it run (it may share our CPU). */
+			wait_grant_taken(l, parity);
+			continue;
+		}
+		/* SLEEPING, only while we are still the heir (it is the heir's bit). */
+		s = heir_mark(l, parity, LL_LL_SLEEPING, 0);
+		if (!s)
+			continue;
+		asymmetric_fence(l);
+		if (atomic_load_explicit(&l->locked, memory_order_relaxed) == LL_LL_HELD) {
+			if (ll_sys_futex_wait(&l->state, s, abs_mono) == ETIMEDOUT) {
+				heir_mark(l, parity, 0, LL_LL_SLEEPING);
+				return heir_timeout(l, parity);
+			}
+			/* Woken: if the word is HELD again, the release was fruitless. */
+			nap = atomic_load_explicit(&l->locked, memory_order_relaxed) == LL_LL_HELD;
+			woken = 1;
+		}
+		/* Whoever woke us cleared the bit; if we did not sleep it is still ours. */
+		heir_mark(l, parity, 0, LL_LL_SLEEPING);
+	}
+	/* Taken while free: nobody passed the role on for us. */
+	unsigned was;
+	pass_heir(l, (int)parity, &was, &queued);
+	set_turn(l, queued);
+	start_turn(l);
+	return 0;
+}
+
+enum { PROMOTED, TIMEDOUT, RETRY };
+
+/*
+ * Queue behind the heir and sleep until promoted (*parity, *queued: ours as
+ * heir, and the waiters left behind us then).  RETRY: the heir left before
+ * we could queue.
+ */
+static int park(ll_ll_t *l, const struct timespec *abs_mono, unsigned *parity, uint32_t *queued)
+{
+	struct ll_park_node node = { .lock = l };
+	atomic_init(&node.word, 0);
+
+	struct ll_park_bucket *b = ll_park_lock(l);
+	unsigned s = atomic_load_explicit(&l->state, memory_order_relaxed);
+	do {
+		if (!(s & LL_LL_HEIR)) {
+			ll_park_unlock(b);
+			return RETRY;
+		}
+	} while (!atomic_compare_exchange_weak_explicit(&l->state, &s, s | LL_LL_PARKED,
+							memory_order_acq_rel, memory_order_relaxed));
+	ll_park_enqueue(b, &node);
+	ll_park_unlock(b);
+
+	if (ll_park_sleep(&node, abs_mono) == ETIMEDOUT) {
+		b = ll_park_lock(l);
+		if (!atomic_load_explicit(&node.word, memory_order_acquire)) {
+			if (!ll_park_remove(b, &node))
+				state_clear(l, LL_LL_PARKED);
+			ll_park_unlock(b);
+			return TIMEDOUT;
+		}
+		/* Promoted as the deadline passed: the role is ours to leave. */
+		ll_park_unlock(b);
+	}
+	*parity = node.parity;
+	*queued = node.queue_len;
+	return PROMOTED;
 }
 
 int ll_ll_lock_slow(ll_ll_t *l, const struct timespec *abs_mono)
 {
 	unsigned s = atomic_load_explicit(&l->state, memory_order_relaxed);
+	unsigned parity;
+	uint32_t queued;
 
-	/* Newcomers spin only while nobody is heir: with one, they would only steal its turn. */
-	if (!(s & LL_LL_HEIR) && spin_for_lock(l))
+	/*
+	 * Newcomers spin only while nobody is heir: with one, they would only
+	 * steal its turn (restriction=0 lets them, for the ablation).
+	 */
+	if ((!(s & LL_LL_HEIR) || !l->restriction) && spin_for_lock(l))
 		return 0;
 	for (;;) {
 		if (abs_mono && ll_deadline_passed(abs_mono))
 			return ll_ll_cas_free(l) ? 0 : ETIMEDOUT;
 		s = atomic_load_explicit(&l->state, memory_order_relaxed);
 		if (!(s & LL_LL_HEIR)) {
-			/* No heir means nobody parked (invariant): take the slot. */
-			if (atomic_compare_exchange_weak_explicit(&l->state, &s, s | LL_LL_HEIR,
+			/* No heir means nobody parked (invariant): take the slot, a new parity. */
+			unsigned to = (s | LL_LL_HEIR) ^ LL_LL_PARITY;
+			if (atomic_compare_exchange_weak_explicit(&l->state, &s, to,
 								  memory_order_acq_rel,
 								  memory_order_relaxed))
-				return heir_wait(l, abs_mono);
+				return heir_wait(l, parity_of(to), abs_mono, 0);
 			continue;
 		}
-		if (!atomic_compare_exchange_weak_explicit(&l->state, &s, s + LL_LL_PARKED_ONE,
-							   memory_order_acq_rel, memory_order_relaxed))
-			continue;
-		if (park(l, s + LL_LL_PARKED_ONE, abs_mono) == ETIMEDOUT)
+		switch (park(l, abs_mono, &parity, &queued)) {
+		case PROMOTED:
+			return heir_wait(l, parity, abs_mono, queued);
+		case TIMEDOUT:
 			return ll_ll_cas_free(l) ? 0 : ETIMEDOUT;
-		return heir_wait(l, abs_mono);
+		}
 	}
 }
 
@@ -245,33 +461,68 @@ void ll_ll_unlock_slow(ll_ll_t *l)
 {
 	/* Only the unlocker that clears SLEEPING wakes: one wake per sleep. */
 	if (state_clear(l, LL_LL_SLEEPING) & LL_LL_SLEEPING)
-		ll_sys_futex_wake_bits(&l->state, 1, WAKE_HEIR);
+		ll_sys_futex_wake(&l->state, INT_MAX);
 }
 
-void ll_ll_unlock_grant(ll_ll_t *l)
+/*
+ * Hand the lock to the heir: the role passes to the next in line, then the
+ * word says GRANTED to the old heir's parity, and a sleeping grantee is
+ * woken.  0 when the heir left first.
+ */
+static int grant(ll_ll_t *l)
 {
-	/* Consuming HANDOFF commits us: a heir that times out now waits for the grant. */
-	if (!(state_clear(l, LL_LL_HANDOFF) & LL_LL_HANDOFF)) {
-		/* The heir withdrew between our look and now: release normally. */
-		ll_ll_release(l);
-		return;
+	unsigned was;
+	uint32_t queued;
+
+	if (!pass_heir(l, -1, &was, &queued))
+		return 0;
+	/* The grantee's turn, published by the grant's release store. */
+	set_turn(l, queued);
+	atomic_store_explicit(&l->locked, LL_LL_GRANTED + parity_of(was), memory_order_release);
+	/* Spinning when we passed the role on: it sees the grant; else wake it. */
+	if (!(was & LL_LL_READY))
+		ll_sys_futex_wake(&l->state, INT_MAX);
+	return 1;
+}
+
+void ll_ll_unlock_heir(ll_ll_t *l)
+{
+	unsigned s = atomic_load_explicit(&l->state, memory_order_relaxed);
+
+	if (!l->handoff_ns)
+		goto release;
+	if (l->woke && (s & LL_LL_READY)) {
+		/* Woken for the end of our turn and spinning: hand over now, no wake needed. */
+		if (grant(l))
+			return;
+	} else if ((++l->unlocks & 7) == 0) {
+		/* The clock every 8th unlock: the turn's end is noticed within 8 critical sections. */
+		uint64_t ran = ll_now_ns() - l->turn_start;
+		if (ran >= l->turn_len) {
+			/* The heir did not get to run (it may share our CPU): grant and wake it. */
+			if (grant(l))
+				return;
+		} else if (!l->woke && ran + lead_ns(l) >= l->turn_len) {
+			l->woke = 1;
+			if (!(s & LL_LL_READY))
+				ll_sys_futex_wake(&l->state, INT_MAX);
+		}
 	}
-	/*
-	 * Grant, then look for a sleeping heir: the same store-then-load as a
-	 * release, so a heir setting SLEEPING now either sees GRANTED or is
-	 * seen.  Once a turn: a real fence costs nothing here.
-	 */
-	atomic_store_explicit(&l->locked, LL_LL_GRANTED, memory_order_release);
-	ll_ll_store_load_barrier(l, 1);
-	if (atomic_load_explicit(&l->state, memory_order_relaxed) & LL_LL_SLEEPING)
-		ll_ll_unlock_slow(l);
+release:
+	ll_ll_release(l);
 }
 
 static const struct ll_knob knobs[] = {
 	LL_KNOB_INT(struct ll_ll_config, spin_ns, 2000, 0, 100000000,
 		    "spin before sleeping, ns (newcomers without a heir, and the heir)"),
 	LL_KNOB_INT(struct ll_ll_config, handoff_ns, 1000000, 0, 10000000000,
-		    "the heir's wait before the lock is handed to it, ns (0: never)"),
+		    "longest turn a holder keeps the lock while a heir waits, ns (0: no handoff)"),
+	LL_KNOB_INT(struct ll_ll_config, rotation_ns, 5000000, 0, 10000000000,
+		    "target time for every parked waiter to have a turn, ns (0: turns of handoff_ns)"),
+	LL_KNOB_INT(struct ll_ll_config, min_turn_ns, 100000, 0, 10000000000,
+		    "shortest turn however long the queue, ns"),
+	LL_KNOB_INT(struct ll_ll_config, restriction, 1, 0, 1,
+		    "1: newcomers park at once behind a heir; 0: they spin spin_ns first"),
 	LL_KNOB_SPIN(struct ll_ll_config),
 };
 
@@ -279,8 +530,8 @@ LL_OPS_ADAPTERS(ll, ll_ll_t)
 
 const struct ll_lock_ops ll_ll_ops = {
 	.name = "ll",
-	.summary = "locklab's mutex: CAS + plain-store unlock, one spinning heir, FIFO parking, "
-		   "handoff after a bound",
+	.summary = "locklab's mutex: CAS + plain-store unlock, one spinning heir, FIFO parking lot, "
+		   "handoff after a turn scaled to the queue",
 	.flags = LL_ALGO_PARKS,
 	.knobs = knobs, .nknobs = LL_COUNT(knobs),
 	.config_size = sizeof(struct ll_ll_config),
