@@ -90,6 +90,33 @@ def ratios(points: list[dict]) -> dict[int, dict[str, dict[int, float]]]:
     return out
 
 
+def ablation(points: list[dict]) -> list[dict]:
+    """ll run with options (an ingredient turned off) against ll's defaults, point by point.
+
+    One row per variant, hold time and thread count: the variant's throughput,
+    Jain's index and CPU per iteration, each divided by the default's.
+    """
+    def key(p):
+        return (p["threads"], p["hold_ns"])
+
+    base = {key(p): p for p in points
+            if p["lock"] == CANDIDATE and not p["lock_opts"] and p["mutexes"] == 1
+            and p["ops_per_sec"]}
+    rows = []
+    for p in points:
+        b = base.get(key(p))
+        if p["lock"] != CANDIDATE or not p["lock_opts"] or not b or not p["ops_per_sec"]:
+            continue
+        rows.append({
+            "opts": p["lock_opts"], "threads": p["threads"], "hold_ns": p["hold_ns"],
+            "ops": p["ops_per_sec"] / b["ops_per_sec"],
+            "jain": (p["jain"] / b["jain"]) if b["jain"] else float("nan"),
+            "cpu": (p["cpu_ns_per_iter"] / b["cpu_ns_per_iter"])
+            if b["cpu_ns_per_iter"] else float("nan"),
+        })
+    return sorted(rows, key=lambda r: (r["opts"], r["hold_ns"], r["threads"]))
+
+
 def _cell(text: str, ok: bool) -> str:
     return f'<td class="{"ok" if ok else "miss"}">{html.escape(text)}</td>'
 
@@ -118,4 +145,17 @@ def html_section(points: list[dict]) -> str:
         for r in rows)
     parts.append("<table><tr><th>hold ns</th><th>target</th><th>threads</th><th>ll</th>"
                  f"<th>bound</th><th></th></tr>{body}</table>")
+    abl = ablation(points)
+    if abl:
+        parts.append("<h3>Ablation: ll with one ingredient off, against its defaults</h3>"
+                     "<p>Each figure is the variant's divided by default ll's at the same "
+                     "point; throughput or Jain below 1 (CPU above 1) in red: the ingredient "
+                     "was paying for itself there.</p>")
+        body = "".join(
+            f"<tr><td>{html.escape(r['opts'])}</td><td>{r['hold_ns']}</td><td>{r['threads']}</td>"
+            + _cell(f"{r['ops']:.2f}", r["ops"] >= 1) + _cell(f"{r['jain']:.2f}", r["jain"] >= 1)
+            + _cell(f"{r['cpu']:.2f}", r["cpu"] <= 1) + "</tr>"
+            for r in abl)
+        parts.append("<table><tr><th>options</th><th>hold ns</th><th>threads</th>"
+                     f"<th>ops/s</th><th>Jain</th><th>CPU/iter</th></tr>{body}</table>")
     return "\n".join(parts)

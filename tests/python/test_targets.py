@@ -59,3 +59,21 @@ def test_ratios_and_html_mark_misses():
 
 def test_no_ll_no_rows():
     assert targets.check([p for p in grid() if p["lock"] != "ll"]) == []
+
+
+def test_ablation_divides_each_variant_by_the_default():
+    pts = grid() + [
+        dict(point("ll", 64, 30.0, jain=0.475, cpu=30.0), lock_opts="handoff_ns=0"),
+        dict(point("ll", 64, 7.5, jain=0.95, cpu=7.5), lock_opts="spin_ns=0"),
+        # no default ll at 4 threads: nothing to divide by
+        dict(point("ll", 4, 7.5), lock_opts="spin_ns=0"),
+    ]
+    rows = {(r["opts"], r["threads"]): r for r in targets.ablation(pts)}
+    assert set(rows) == {("handoff_ns=0", 64), ("spin_ns=0", 64)}
+    assert rows[("handoff_ns=0", 64)]["ops"] == pytest.approx(0.5)
+    assert rows[("handoff_ns=0", 64)]["jain"] == pytest.approx(0.5)
+    assert rows[("spin_ns=0", 64)]["cpu"] == pytest.approx(0.5)
+    page = targets.html_section(pts)
+    assert "Ablation" in page and "handoff_ns=0" in page
+    # variants never enter the targets: they are judged on default ll only
+    assert len(targets.check(pts)) == len(targets.check(grid()))
