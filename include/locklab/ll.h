@@ -96,7 +96,7 @@ extern int ll_ll_unlock_fences;
 int ll_ll_init(ll_ll_t *l, const struct ll_ll_config *cfg);
 int ll_ll_lock_slow(ll_ll_t *l, const struct timespec *abs_mono);
 void ll_ll_unlock_slow(ll_ll_t *l);
-void ll_ll_unlock_heir(ll_ll_t *l);
+void ll_ll_unlock_heir(ll_ll_t *l, unsigned state);
 static inline void ll_ll_destroy(ll_ll_t *l) { (void)l; }
 
 /* CAS FREE -> HELD: 1 when taken. */
@@ -156,9 +156,14 @@ static inline void ll_ll_release(ll_ll_t *l)
 
 static inline void ll_ll_unlock(ll_ll_t *l)
 {
-	/* Loaded before the release: with a heir waiting, the turn may be over. */
-	if (atomic_load_explicit(&l->state, memory_order_relaxed) & LL_LL_HEIR)
-		ll_ll_unlock_heir(l);
+	/*
+	 * Loaded before the release: with a heir waiting, every 8th unlock
+	 * looks at the turn, and so does every unlock once the heir is READY
+	 * for the turn's end (unlocks and woke are the holder's own fields).
+	 */
+	unsigned s = atomic_load_explicit(&l->state, memory_order_relaxed);
+	if ((s & LL_LL_HEIR) && ((++l->unlocks & 7) == 0 || (l->woke && (s & LL_LL_READY))))
+		ll_ll_unlock_heir(l, s);
 	else
 		ll_ll_release(l);
 }

@@ -485,18 +485,16 @@ static int grant(ll_ll_t *l)
 	return 1;
 }
 
-void ll_ll_unlock_heir(ll_ll_t *l)
+void ll_ll_unlock_heir(ll_ll_t *l, unsigned s)
 {
-	unsigned s = atomic_load_explicit(&l->state, memory_order_relaxed);
-
 	if (!l->handoff_ns)
 		goto release;
 	if (l->woke && (s & LL_LL_READY)) {
 		/* Woken for the end of our turn and spinning: hand over now, no wake needed. */
 		if (grant(l))
 			return;
-	} else if ((++l->unlocks & 7) == 0) {
-		/* The clock every 8th unlock: the turn's end is noticed within 8 critical sections. */
+	} else {
+		/* Every 8th unlock (ll.h): the turn's end is noticed within 8 critical sections. */
 		uint64_t ran = ll_now_ns() - l->turn_start;
 		if (ran >= l->turn_len) {
 			/* The heir did not get to run (it may share our CPU): grant and wake it. */
