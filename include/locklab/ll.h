@@ -79,6 +79,7 @@ typedef struct {
 	uint64_t min_turn_ns;   /* however long the queue */
 	uint8_t spin;
 	uint8_t restriction;    /* newcomers park behind a heir without spinning */
+	uint64_t last_check;    /* holder's: when it last looked at the clock (next line) */
 } ll_ll_t;
 
 struct ll_ll_config {

@@ -125,12 +125,17 @@ static uint64_t turn_ns(const ll_ll_t *l, uint32_t queued)
  *
  * HEIR is cleared only while PARKED is clear (the invariant); PARKED changes
  * only with the bucket held, so under the bucket the queue and the bit agree.
+ *
+ * *wake: the promoted waiter's word, for the caller to ll_park_wake() (a
+ * grantor first publishes the grant); NULL when nobody was promoted.
  */
-static int pass_heir(ll_ll_t *l, int who, unsigned *was, uint32_t *queued)
+static int pass_heir_wake_later(ll_ll_t *l, int who, unsigned *was, uint32_t *queued,
+				atomic_uint **wake)
 {
 	unsigned s = atomic_load_explicit(&l->state, memory_order_relaxed);
 
 	*queued = 0;
+	*wake = NULL;
 	for (;;) {
 		if (!heir_is(s, who))
 			return 0;
@@ -173,10 +178,19 @@ static int pass_heir(ll_ll_t *l, int who, unsigned *was, uint32_t *queued)
 	next->queue_len = *queued;
 	next->parity = parity_of(s) ^ 1;
 	/* From this store on the node may be gone: keep its address only. */
-	atomic_uint *word = &next->word;
-	atomic_store_explicit(word, 1, memory_order_release);
+	*wake = &next->word;
+	atomic_store_explicit(*wake, 1, memory_order_release);
 	ll_park_unlock(b);
-	ll_park_wake(word);
+	return 1;
+}
+
+static int pass_heir(ll_ll_t *l, int who, unsigned *was, uint32_t *queued)
+{
+	atomic_uint *wake;
+	if (!pass_heir_wake_later(l, who, was, queued, &wake))
+		return 0;
+	if (wake)
+		ll_park_wake(wake);
 	return 1;
 }
 
@@ -473,8 +487,9 @@ static int grant(ll_ll_t *l)
 {
 	unsigned was;
 	uint32_t queued;
+	atomic_uint *promoted;
 
-	if (!pass_heir(l, -1, &was, &queued))
+	if (!pass_heir_wake_later(l, -1, &was, &queued, &promoted))
 		return 0;
 	/* The grantee's turn, published by the grant's release store. */
 	set_turn(l, queued);
@@ -482,6 +497,9 @@ static int grant(ll_ll_t *l)
 	/* Spinning when we passed the role on: it sees the grant; else wake it. */
 	if (!(was & LL_LL_READY))
 		ll_sys_futex_wake(&l->state, INT_MAX);
+	/* The next heir after the grant: the lock is not idle while we wake it. */
+	if (promoted)
+		ll_park_wake(promoted);
 	return 1;
 }
 
@@ -494,13 +512,19 @@ void ll_ll_unlock_heir(ll_ll_t *l, unsigned s)
 		if (grant(l))
 			return;
 	} else {
-		/* Every 8th unlock (ll.h): the turn's end is noticed within 8 critical sections. */
-		uint64_t ran = ll_now_ns() - l->turn_start;
+		/*
+		 * Every 8th unlock (ll.h): the turn's end is noticed within 8
+		 * critical sections, so the heir is woken a lead and one such
+		 * interval before it, and a READY heir is granted at once.
+		 */
+		uint64_t now = ll_now_ns(), ran = now - l->turn_start;
+		uint64_t interval = l->last_check > l->turn_start ? now - l->last_check : 0;
+		l->last_check = now;
 		if (ran >= l->turn_len) {
 			/* The heir did not get to run (it may share our CPU): grant and wake it. */
 			if (grant(l))
 				return;
-		} else if (!l->woke && ran + lead_ns(l) >= l->turn_len) {
+		} else if (!l->woke && ran + lead_ns(l) + interval >= l->turn_len) {
 			l->woke = 1;
 			if (!(s & LL_LL_READY))
 				ll_sys_futex_wake(&l->state, INT_MAX);
