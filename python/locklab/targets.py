@@ -1,7 +1,8 @@
 """The targets `ll` must meet (issue 4), checked on a sweep's points.
 
 One mutex, no outside work, every hold time, from the median point of each
-configuration:
+configuration (a point whose work loop missed its calibration by more than 10%
+is left out: it measured another hold time):
   1 thread      ns per iteration at most 1.1x the fastest lock's
   2 threads     throughput at least the best lock's, Jain at least 0.9
   64..1024      throughput at least 1.25x pthread's, and at least that of the
@@ -18,13 +19,22 @@ BASELINE = "pthread"
 HIGH = (64, 1024)
 
 
+# A point whose work loop ran this far from its calibration measured another hold time.
+CALIB_TOLERANCE_PCT = 10.0
+
+
+def _calibrated(p: dict) -> bool:
+    err = p.get("calib_error_pct")
+    return not p["hold_ns"] or err is None or abs(err) <= CALIB_TOLERANCE_PCT
+
+
 def _panel(points: list[dict], hold: int) -> dict[tuple[str, int], dict]:
     """(lock, threads) -> point for one hold time, one mutex, default options."""
     return {
         (p["lock"], p["threads"]): p
         for p in points
         if p["mutexes"] == 1 and p["outside_ns"] == 0 and p["hold_ns"] == hold
-        and not p["lock_opts"] and p["ops_per_sec"]
+        and not p["lock_opts"] and p["ops_per_sec"] and _calibrated(p)
     }
 
 

@@ -77,3 +77,12 @@ def test_ablation_divides_each_variant_by_the_default():
     assert "Ablation" in page and "handoff_ns=0" in page
     # variants never enter the targets: they are judged on default ll only
     assert len(targets.check(pts)) == len(targets.check(grid()))
+
+
+def test_a_point_off_its_calibration_is_no_rival():
+    # tas's loop ran 47% short at hold 4000: its 2.1 us would make ll's 4.1 look slow.
+    pts = [dict(point("ll", 1, 4100.0, hold=4000), calib_error_pct=-1.0),
+           dict(point("tas", 1, 2100.0, hold=4000), calib_error_pct=-47.0),
+           dict(point("pthread", 1, 4000.0, hold=4000), calib_error_pct=0.5)]
+    (row,) = [r for r in targets.check(pts) if r["target"] == "ns/iter vs fastest"]
+    assert row["bound"] == pytest.approx(1.1 * 4000.0) and row["ok"]
