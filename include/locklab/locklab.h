@@ -11,7 +11,8 @@
  * The algorithm's state lives inside the ll_mutex_t (no allocation; innodb56
  * allocates its event like InnoDB's os_event_create).  Code that fixes the
  * algorithm can use the direct types instead (locklab/futex.h, ttas.h, ...),
- * whose uncontended paths inline.
+ * whose uncontended paths inline.  locklab/monitor.h: statistics, names,
+ * waiters, dumps and a watchdog for these locks.
  */
 #ifndef LOCKLAB_H
 #define LOCKLAB_H
@@ -21,6 +22,7 @@
 #include <stdint.h>
 #include <time.h>
 
+#include "locklab/monitor.h"
 #include "locklab/ops.h"
 #include "locklab/spin.h"
 
@@ -34,42 +36,145 @@ extern "C" {
 typedef struct ll_mutex {
 	/* First: every algorithm's lock word at offset 0 of a 64-byte line. */
 	alignas(64) unsigned char state[LL_MUTEX_STATE_BYTES];
+	/*
+	 * Beside ops, on the line nobody writes after init but the rare
+	 * monitor switch (locklab/monitor.h): the monitor record's address,
+	 * LL_MON_ON set while statistics are counted, 0 without a record; and
+	 * while they are, ops points to the record's copy of the algorithm's
+	 * table, whose unlock counts the release.  Read both with
+	 * ll_mutex_mon_word() and ll_mutex_ops().
+	 */
+	uintptr_t mon;
 	const struct ll_lock_ops *ops;
 } ll_mutex_t;
 
 /*
  * algo: a name from ll_algo_at() or NULL for LL_DEFAULT_ALGO; opts: "k=v,..."
  * or NULL.  Returns 0, or EINVAL (unknown name, bad option) / ENOMEM with a
- * one-line message in *err when err is not NULL.
+ * one-line message in *err when err is not NULL.  The init calls are macros
+ * that record the caller's __FILE__/__LINE__ as the place the lock was
+ * created; the functions of the same names take "unknown".
  */
-int ll_mutex_init(ll_mutex_t *m, const char *algo, const char *opts, struct ll_error *err);
+int (ll_mutex_init)(ll_mutex_t *m, const char *algo, const char *opts, struct ll_error *err);
 /* Same for any ops table (the library's or another's), options still as text. */
-int ll_mutex_init_opts(ll_mutex_t *m, const struct ll_lock_ops *ops, const char *opts,
-		       struct ll_error *err);
+int (ll_mutex_init_opts)(ll_mutex_t *m, const struct ll_lock_ops *ops, const char *opts,
+			 struct ll_error *err);
 /* Same with an already-parsed config struct (NULL: defaults). */
-int ll_mutex_init_config(ll_mutex_t *m, const struct ll_lock_ops *ops, const void *config);
+int (ll_mutex_init_config)(ll_mutex_t *m, const struct ll_lock_ops *ops, const void *config);
 void ll_mutex_destroy(ll_mutex_t *m);
 
-static inline void ll_mutex_lock(ll_mutex_t *m) { m->ops->lock(m->state); }
-static inline int ll_mutex_trylock(ll_mutex_t *m) { return m->ops->trylock(m->state); }
-static inline void ll_mutex_unlock(ll_mutex_t *m) { m->ops->unlock(m->state); }
+int ll_mutex_init_at(ll_mutex_t *m, const char *algo, const char *opts, struct ll_error *err,
+		     const char *file, int line);
+int ll_mutex_init_opts_at(ll_mutex_t *m, const struct ll_lock_ops *ops, const char *opts,
+			  struct ll_error *err, const char *file, int line);
+int ll_mutex_init_config_at(ll_mutex_t *m, const struct ll_lock_ops *ops, const void *config,
+			    const char *file, int line);
+#define ll_mutex_init(m, algo, opts, err) \
+	ll_mutex_init_at((m), (algo), (opts), (err), __FILE__, __LINE__)
+#define ll_mutex_init_opts(m, ops, opts, err) \
+	ll_mutex_init_opts_at((m), (ops), (opts), (err), __FILE__, __LINE__)
+#define ll_mutex_init_config(m, ops, config) \
+	ll_mutex_init_config_at((m), (ops), (config), __FILE__, __LINE__)
+
+/*
+ * The lock calls.  With the monitor built in (LL_MONITOR, monitor_hooks.h)
+ * the acquiring calls test the LL_MON_ON bit of m->mon, on the same line as
+ * m->ops, and go through the monitor only when it is set; the macros pass
+ * the caller's file:line.  unlock tests nothing: a monitored lock's ops is
+ * the monitor's copy, whose unlock counts.  With LL_MONITOR=0 they are the
+ * bare ops calls.
+ */
+static inline const struct ll_lock_ops *ll_mutex_ops(const ll_mutex_t *m)
+{
+	return __atomic_load_n(&m->ops, __ATOMIC_RELAXED);
+}
+
+/* m->mon as the lock calls see it: always 0 with LL_MONITOR=0 (no load). */
+static inline uintptr_t ll_mutex_mon_word(const ll_mutex_t *m)
+{
+#if LL_MONITOR
+	return __atomic_load_n(&m->mon, __ATOMIC_RELAXED);
+#else
+	(void)m;
+	return 0;
+#endif
+}
+#define LL_MON_IS_ON(mon) __builtin_expect(((mon) & LL_MON_ON) != 0, 0)
+
+/*
+ * Monitored: the first try here, then an uncontended acquisition is counted
+ * inline (ll_mon_acquired) and a contended one waits in the library.
+ */
+static inline void ll_mutex_lock_at(ll_mutex_t *m, const char *file, int line)
+{
+	uintptr_t mon = ll_mutex_mon_word(m);
+	if (LL_MON_IS_ON(mon)) {
+		if (ll_mutex_ops(m)->trylock(m->state) == 0)
+			ll_mon_acquired(ll_mon_hot_of(mon), file, line);
+		else
+			ll_mon_wait(m, NULL, file, line);
+	} else {
+		ll_mutex_ops(m)->lock(m->state);
+	}
+}
+
+static inline int ll_mutex_trylock_at(ll_mutex_t *m, const char *file, int line)
+{
+	uintptr_t mon = ll_mutex_mon_word(m);
+	if (LL_MON_IS_ON(mon)) {
+		int rc = ll_mutex_ops(m)->trylock(m->state);
+		if (rc == 0)
+			ll_mon_acquired(ll_mon_hot_of(mon), file, line);
+		else
+			ll_mon_trylock_failed(m);
+		return rc;
+	}
+	return ll_mutex_ops(m)->trylock(m->state);
+}
+
+static inline void ll_mutex_unlock_at(ll_mutex_t *m)
+{
+	ll_mutex_ops(m)->unlock(m->state);
+}
 
 /* Wait until the CLOCK_MONOTONIC deadline; 0, ETIMEDOUT, or EINVAL for a
  * deadline that is no time (tv_nsec outside [0, 1e9)).  A free lock is taken
  * even when the deadline has passed (as POSIX timedlock does). */
-static inline int ll_mutex_timedlock(ll_mutex_t *m, const struct timespec *abs_mono)
+static inline int ll_mutex_timedlock_at(ll_mutex_t *m, const struct timespec *abs_mono,
+					const char *file, int line)
 {
 	if (abs_mono->tv_nsec < 0 || abs_mono->tv_nsec >= 1000000000L)
 		return EINVAL;
-	return m->ops->timedlock(m->state, abs_mono);
+	uintptr_t mon = ll_mutex_mon_word(m);
+	if (LL_MON_IS_ON(mon)) {
+		/* A free lock is taken even past the deadline, as without the monitor. */
+		if (ll_mutex_ops(m)->trylock(m->state) == 0) {
+			ll_mon_acquired(ll_mon_hot_of(mon), file, line);
+			return 0;
+		}
+		return ll_mon_wait(m, abs_mono, file, line);
+	}
+	return ll_mutex_ops(m)->timedlock(m->state, abs_mono);
 }
-/* Relative form: wait at most rel_ns nanoseconds. */
-int ll_mutex_timedlock_ns(ll_mutex_t *m, int64_t rel_ns);
-
-static inline const char *ll_mutex_algo(const ll_mutex_t *m) { return m->ops->name; }
-
 /* Absolute CLOCK_MONOTONIC deadline rel_ns from now. */
 struct timespec ll_deadline_after_ns(int64_t rel_ns);
+
+/* Relative form: wait at most rel_ns nanoseconds. */
+static inline int ll_mutex_timedlock_ns_at(ll_mutex_t *m, int64_t rel_ns, const char *file,
+					   int line)
+{
+	struct timespec ts = ll_deadline_after_ns(rel_ns);
+	return ll_mutex_timedlock_at(m, &ts, file, line);
+}
+int (ll_mutex_timedlock_ns)(ll_mutex_t *m, int64_t rel_ns);
+
+#define ll_mutex_lock(m) ll_mutex_lock_at((m), __FILE__, __LINE__)
+#define ll_mutex_trylock(m) ll_mutex_trylock_at((m), __FILE__, __LINE__)
+#define ll_mutex_unlock(m) ll_mutex_unlock_at(m)
+#define ll_mutex_timedlock(m, abs_mono) ll_mutex_timedlock_at((m), (abs_mono), __FILE__, __LINE__)
+#define ll_mutex_timedlock_ns(m, rel_ns) ll_mutex_timedlock_ns_at((m), (rel_ns), __FILE__, __LINE__)
+
+static inline const char *ll_mutex_algo(const ll_mutex_t *m) { return ll_mutex_ops(m)->name; }
 
 #ifdef __cplusplus
 }

@@ -36,8 +36,8 @@ enum {
 	LL_ALGO_FIFO  = 1u << 1,     /* grants the lock in arrival order */
 };
 
-/* Bytes of algorithm state inside every ll_mutex_t. */
-#define LL_MUTEX_STATE_BYTES 120
+/* Bytes of algorithm state inside every ll_mutex_t (128 less ops and the monitor word). */
+#define LL_MUTEX_STATE_BYTES 112
 
 struct ll_lock_ops {
 	const char *name;
@@ -72,6 +72,13 @@ void ll_config_defaults(const struct ll_lock_ops *ops, void *config);
 /* Apply "k=v,k=v" (NULL or "" for none) on top of config; 0 or EINVAL with err set. */
 int ll_config_parse(const struct ll_lock_ops *ops, const char *opts, void *config,
 		    struct ll_error *err);
+/*
+ * The same for any knob table (admission gates, the server workload): kind
+ * and owner name what the options belong to in errors ("gate 'fifo'").
+ */
+void ll_knobs_defaults(const struct ll_knob *knobs, size_t nknobs, void *config, size_t size);
+int ll_knobs_parse(const char *kind, const char *owner, const struct ll_knob *knobs,
+		   size_t nknobs, const char *opts, void *config, struct ll_error *err);
 /* Print knob k's value in config ("pause", "30") into buf. */
 void ll_config_format(const struct ll_knob *k, const void *config, char *buf, size_t len);
 

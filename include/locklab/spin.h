@@ -25,6 +25,8 @@
 #include <stdint.h>
 #include <time.h>
 
+#include "locklab/monitor_hooks.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -46,9 +48,10 @@ static inline void ll_cpu_relax(void)
 #endif
 }
 
-/* One wait of the given policy. */
+/* One wait of the given policy (counted while a monitored wait is under way). */
 static inline void ll_spin_wait(unsigned policy)
 {
+	ll_mon_note_spin();
 	if (policy == LL_SPIN_PAUSE) {
 		ll_cpu_relax();
 	} else if (policy == LL_SPIN_TAS) {

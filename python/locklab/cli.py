@@ -15,8 +15,10 @@ from .errors import LocklabError
 PASSTHROUGH = {
     "bench": "one benchmark point (locklab-bench bench ...)",
     "floor": "what the primitives cost on this machine (locklab-bench floor ...)",
+    "moncost": "what the lock monitor costs uncontended locks (locklab-bench moncost ...)",
 }
-AXES = ("locks", "lock_opts", "threads", "mutexes", "hold_ns", "outside_ns")
+AXES = ("locks", "lock_opts", "threads", "mutexes", "hold_ns", "outside_ns", "workload", "gates",
+        "workload_opts")
 
 
 class Parser(argparse.ArgumentParser):
@@ -82,10 +84,11 @@ def cmd_list(args: argparse.Namespace) -> int:
 
 
 def cmd_sweep(args: argparse.Namespace) -> int:
-    if args.lock_opts:  # the same variant twice would be the same points twice
-        args.lock_opts = list(dict.fromkeys(args.lock_opts))
+    for axis in ("lock_opts", "gates", "workload_opts"):
+        if getattr(args, axis):  # the same variant twice would be the same points twice
+            setattr(args, axis, list(dict.fromkeys(getattr(args, axis))))
     given = {axis: getattr(args, axis) for axis in
-             (*AXES, "duration", "warmup", "repeat", "timeout")}
+             (*AXES, "duration", "warmup", "repeat", "timeout", "instrument")}
     if args.resume:
         extra = [f"--{k.replace('_', '-')}" for k, v in given.items() if v is not None]
         extra += ["--preset"] if args.preset else []
@@ -127,7 +130,11 @@ def cmd_report(args: argparse.Namespace) -> int:
 
     conn = store.connect(args.db)
     run_id = store.resolve_run(conn, args.run)
-    print(report.write(conn, run_id, args.out or Path(f"locklab-report-{run_id}")))
+    index = report.write(conn, run_id, args.out or Path(f"locklab-report-{run_id}"))
+    print(index)
+    checked = index.parent / report.admission.TARGETS_FILE
+    if checked.exists():  # a server run: seed 001's targets, met or MISSED
+        print(checked.read_text(encoding="utf-8"), end="")
     return 0
 
 
@@ -166,7 +173,9 @@ def build_parser() -> argparse.ArgumentParser:
                         "Options override the preset's values; lists are comma-separated.")
     sw.add_argument("--preset", choices=sorted(presets.PRESETS),
                     help="quick: the seed's story in minutes; seed: the seed's whole grid "
-                    "(--locks adds to its locks); peers: every lock on one mutex")
+                    "(--locks adds to its locks); peers: every lock on one mutex; "
+                    "concurrency, concurrency-quick: seed 001's server behind admission "
+                    "gates (docs/admission.md)")
     sw.add_argument("--locks", type=name_list, metavar="L,...", help="lock names, or 'all'")
     sw.add_argument("--lock-opts", action="append", metavar="K=V,...",
                     help="options applied to every lock; repeat for several variants "
@@ -178,6 +187,16 @@ def build_parser() -> argparse.ArgumentParser:
                     help="ns of work with the lock held")
     sw.add_argument("--outside-ns", type=int_list(0), metavar="O,...",
                     help="ns of work between unlock and the next lock (0)")
+    sw.add_argument("--workload", choices=("mutex", "server"),
+                    help="mutex: the lock loop (default); server: seed 001's clients, "
+                    "--mutexes secondary mutexes, --hold-ns on the hot mutex, --outside-ns "
+                    "outside the gate")
+    sw.add_argument("--gate", dest="gates", action="append", metavar="POLICY[:K=V,...]",
+                    help="server: an admission gate (innodb, fifo, auto; none for no gate); "
+                    "repeat for several")
+    sw.add_argument("--workload-opts", action="append", metavar="K=V,...",
+                    help="server: workload options (locklab bench --workload server --help); "
+                    "repeat for several variants")
     sw.add_argument("--duration", type=number(0, strict=True), metavar="S",
                     help="seconds per point (1.0)")
     sw.add_argument("--warmup", type=number(0), metavar="S",
@@ -185,6 +204,9 @@ def build_parser() -> argparse.ArgumentParser:
     sw.add_argument("--repeat", type=number(1, int), metavar="R", help="runs of each point (1)")
     sw.add_argument("--timeout", type=number(0, strict=True), metavar="S",
                     help="seconds before a point is killed as hung (10 x its length + 30)")
+    sw.add_argument("--instrument", action="store_const", const=True,
+                    help="run every point with the lock monitor's statistics on "
+                    "(bench --instrument; stored with each point)")
     sw.add_argument("--resume", metavar="RUN", help="run what RUN (a number or 'latest') lacks")
     sw.set_defaults(func=cmd_sweep)
 

@@ -19,6 +19,34 @@ DEFAULT = {
     "timeout": None,
 }
 
+# Seed 001 (docs/admission.md): the server workload's clients 1..1024 behind no gate,
+# InnoDB's gate and the FIFO gate at each N, and auto; then, at 256 clients, the
+# same with I/O inside the query, held in the gate or suspended around.
+CONCURRENCY_N = [1, 2, 4, 8, 16, 32, 64]
+
+
+def gate_grid(ns: list[int]) -> list[str]:
+    return ["none", *(f"innodb:n={n}" for n in ns), *(f"fifo:n={n}" for n in ns), "auto"]
+
+
+# locklab-bench's defaults, given since every point of a sweep names them. Points are
+# short and repeated: the median of 3 passes of 0.15 s resists a neighbour's burst on
+# a shared machine better than one pass of 0.45 s.
+SERVER = {
+    "workload": "server",
+    "mutexes": [4],          # secondary mutexes (buffer pool instances)
+    "hold_ns": [1000],       # on the hot mutex (kernel_mutex)
+    "outside_ns": [500],     # outside the gate
+    "workload_opts": [""],   # the rest at locklab-bench's defaults
+    "duration": 0.15,
+    "warmup": 0.05,
+    "repeat": 3,
+}
+IO_OPTS = ["io_us=200", "io_us=200,suspend=1"]
+CONCURRENCY_LOCKS = ["innodb56", "pthread", "ll"]
+# Axes an `also` sub-grid sets: giving one of them on the command line drops the sub-grids.
+ALSO_AXES = ("threads", "gates", "workload_opts")
+
 PRESETS = {
     # The README's main job: the seed's story (innodb56 ahead at few threads,
     # collapsing with many on one mutex, the crossing moving right as the hold time
@@ -40,6 +68,24 @@ PRESETS = {
         "hold_ns": [0, 1000, 4000],
         "extend_locks": True,
     },
+    # (528 + 24 points) x 3 passes of 0.2 s: ~10 minutes on 2 cores.
+    "concurrency": {
+        **SERVER,
+        "locks": CONCURRENCY_LOCKS,
+        "threads": [2 ** i for i in range(11)],
+        "gates": gate_grid(CONCURRENCY_N),
+        "also": [{"threads": [256], "gates": ["none", "innodb:n=8", "fifo:n=8", "auto"],
+                  "workload_opts": IO_OPTS}],
+    },
+    # The same story in ~1.5 minutes: (72 + 12 points) x 3.
+    "concurrency-quick": {
+        **SERVER,
+        "locks": ["innodb56", "pthread"],
+        "threads": [1, 4, 16, 64, 256, 1024],
+        "gates": gate_grid([2, 8]),
+        "also": [{"threads": [256], "gates": ["innodb:n=8", "fifo:n=8", "auto"],
+                  "workload_opts": IO_OPTS}],
+    },
     # Every lock, the peers (ck-*, absl) included, on one mutex.
     "peers": {
         "locks": [ALL],
@@ -60,5 +106,7 @@ def spec(preset: str | None, given: dict) -> dict:
         if key == "locks" and extend_locks:
             value = values["locks"] + [lock for lock in value if lock not in values["locks"]]
         values[key] = value
+    if any(given.get(axis) is not None for axis in ALSO_AXES):
+        values.pop("also", None)
     values["preset"] = preset
     return values

@@ -14,7 +14,7 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.ticker import LogFormatter, ScalarFormatter
 
-from . import store, sweep, targets
+from . import admission, store, sweep, targets
 
 # The line charts: file stem, metric, y label, log y axis, heading in index.html.
 # A log axis for times: a lock that collapses at 1024 threads is 100x slower than
@@ -251,7 +251,8 @@ def crossings_table(crossed: list[dict]) -> str:
     )
 
 
-def index_html(run: dict, rows: list[dict], points: list[dict], crossed: list[dict]) -> str:
+def index_html(run: dict, rows: list[dict], points: list[dict], crossed: list[dict],
+               extra: str = "") -> str:
     planned = len(sweep.grid(run["spec"]))
     failed = [r for r in rows if not r["ok"]]
     state = (f"finished {run['finished']}" if run["finished"]
@@ -283,6 +284,8 @@ def index_html(run: dict, rows: list[dict], points: list[dict], crossed: list[di
         parts.append("<h2>CPU and context switches at the most threads</h2>")
         parts.append('<p><img src="cpu.png" alt="cpu"></p>')
         parts.append(vmstat_tables(points))
+    if extra:
+        parts.append(extra)
     if failed:
         parts.append("<h2>Failed points</h2>")
         parts.append(_table([*store.Point._fields, "error"],
@@ -298,13 +301,18 @@ def write(conn, run_id: int, out: Path) -> Path:
     run = store.get_run(conn, run_id)
     rows = store.points(conn, run_id)
     points = store.medians(rows)
+    # The server workload's points have gates, not lock curves: admission.py draws them.
+    server = [p for p in points if p["workload"] == "server"]
+    points = [p for p in points if p["workload"] != "server"]
     crossed = crossings(points)
     out.mkdir(parents=True, exist_ok=True)
+    (out / admission.TARGETS_FILE).unlink(missing_ok=True)
+    extra = admission.section(server, out) if server else ""
     write_data(out, run, rows, crossed)
     if points:
         for stem, metric, ylabel, logy, _ in LINE_CHARTS:
             line_chart(points, metric, ylabel, logy, out / f"{stem}.png")
         cpu_chart(points, out / "cpu.png")
     index = out / "index.html"
-    index.write_text(index_html(run, rows, points, crossed), encoding="utf-8")
+    index.write_text(index_html(run, rows, points, crossed, extra), encoding="utf-8")
     return index

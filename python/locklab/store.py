@@ -25,6 +25,11 @@ class Point(NamedTuple):
     hold_ns: int
     outside_ns: int
     rep: int
+    # The server workload's axes (docs/admission.md); a mutex point keeps the defaults.
+    workload: str = "mutex"
+    gate: str = ""
+    gate_opts: str = ""
+    workload_opts: str = ""
 
 
 # What locklab-bench's JSON line reports, column name and SQLite type; the row also
@@ -52,9 +57,26 @@ METRICS = (
     ("calib_error_pct", "REAL"),
 )
 METRIC_NAMES = tuple(name for name, _ in METRICS)
+# What only the server workload reports (NULL for mutex points): query latency, and
+# the admission gate's N (mean, extremes) and how often it made a thread wait.
+SERVER_METRICS = (
+    ("latency_ns_p50", "REAL"),
+    ("latency_ns_p99", "REAL"),
+    ("latency_ns_p999", "REAL"),
+    ("latency_ns_max", "REAL"),
+    ("gate_limit_mean", "REAL"),
+    ("gate_limit_min", "INTEGER"),
+    ("gate_limit_max", "INTEGER"),
+    ("gate_waits", "INTEGER"),
+    ("gate_sleeps", "INTEGER"),
+)
+SERVER_METRIC_NAMES = tuple(name for name, _ in SERVER_METRICS)
 MACHINE = ("cpu_model", "cores", "kernel", "glibc", "version")
+# Columns added after the first release, with their type: connect() adds them to older files.
+ADDED_COLUMNS = (("instrument", "INTEGER NOT NULL DEFAULT 0"),)
 # The columns a point is reported with, in order (CSV, JSON, compare).
-POINT_COLUMNS = (*Point._fields, "ok", "error", "wall_s", "finished", *METRIC_NAMES)
+POINT_COLUMNS = (*Point._fields, "ok", "error", "wall_s", "finished", "instrument",
+                 *METRIC_NAMES, *SERVER_METRIC_NAMES)
 
 SCHEMA = f"""
 CREATE TABLE IF NOT EXISTS runs (
@@ -71,10 +93,14 @@ CREATE TABLE IF NOT EXISTS points (
     lock TEXT NOT NULL, lock_opts TEXT NOT NULL,
     threads INTEGER NOT NULL, mutexes INTEGER NOT NULL,
     hold_ns INTEGER NOT NULL, outside_ns INTEGER NOT NULL, rep INTEGER NOT NULL,
+    workload TEXT NOT NULL DEFAULT 'mutex', gate TEXT NOT NULL DEFAULT '',
+    gate_opts TEXT NOT NULL DEFAULT '', workload_opts TEXT NOT NULL DEFAULT '',
     ok INTEGER NOT NULL, error TEXT, wall_s REAL, finished TEXT NOT NULL,
-    {", ".join(f"{name} {kind}" for name, kind in METRICS)},
+    instrument INTEGER NOT NULL DEFAULT 0,
+    {", ".join(f"{name} {kind}" for name, kind in (*METRICS, *SERVER_METRICS))},
     raw TEXT,
-    UNIQUE (run_id, lock, lock_opts, threads, mutexes, hold_ns, outside_ns, rep)
+    UNIQUE (run_id, lock, lock_opts, threads, mutexes, hold_ns, outside_ns, rep,
+            workload, gate, gate_opts, workload_opts)
 );
 """
 
@@ -99,10 +125,40 @@ def connect(path: str | Path, create: bool = False) -> sqlite3.Connection:
         if create:
             conn.executescript(SCHEMA)
         conn.execute("SELECT 1 FROM runs LIMIT 1")
+        _widen_point_key(conn)
+        have = {row[1] for row in conn.execute("PRAGMA table_info(points)")}
+        for name, kind in ADDED_COLUMNS:
+            if have and name not in have:
+                conn.execute(f"ALTER TABLE points ADD COLUMN {name} {kind}")
     except sqlite3.DatabaseError as e:
         conn.close()
         raise LocklabError(f"{path} is not a locklab database ({e})") from None
     return conn
+
+
+def _widen_point_key(conn: sqlite3.Connection) -> None:
+    """Bring a file from before the server workload up to SCHEMA's points table.
+
+    Its UNIQUE key lacks the workload and gate columns, and SQLite cannot change a
+    table's constraints in place: the table is rebuilt under the new schema, every
+    row copied (columns it lacks take their defaults), in one transaction.
+    """
+    have = [row[1] for row in conn.execute("PRAGMA table_info(points)")]
+    if not have or "workload_opts" in have:
+        return
+    create = next(stmt for stmt in SCHEMA.split(";") if " points (" in stmt)
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        conn.execute("ALTER TABLE points RENAME TO points_before_server")
+        conn.execute(create)
+        new = {row[1] for row in conn.execute("PRAGMA table_info(points)")}
+        cols = ", ".join(c for c in have if c in new)
+        conn.execute(f"INSERT INTO points ({cols}) SELECT {cols} FROM points_before_server")
+        conn.execute("DROP TABLE points_before_server")
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
 
 
 def new_run(conn: sqlite3.Connection, spec: dict, machine: dict, floor: dict) -> int:
@@ -159,17 +215,23 @@ def record_point(
     wall_s: float,
     result: dict | None,
     raw: str | None,
+    instrument: bool = False,
 ) -> None:
-    """Store one point (committed when this returns); error None means it succeeded."""
+    """Store one point (committed when this returns); error None means it succeeded.
+
+    instrument: the point ran with the lock monitor's statistics on (sweep --instrument).
+    """
     result = result or {}
-    cols = (*Point._fields, "ok", "error", "wall_s", "finished", *METRIC_NAMES, "raw")
+    cols = (*Point._fields, "ok", "error", "wall_s", "finished", "instrument", *METRIC_NAMES,
+            *SERVER_METRIC_NAMES, "raw")
     values = (
         *point,
         error is None,
         error,
         wall_s,
         now(),
-        *(_number(result.get(name)) for name in METRIC_NAMES),
+        int(bool(instrument)),
+        *(_number(result.get(name)) for name in (*METRIC_NAMES, *SERVER_METRIC_NAMES)),
         raw,
     )
     conn.execute(
@@ -200,7 +262,7 @@ def points(conn: sqlite3.Connection, run_id: int) -> list[dict]:
 
 
 # A point of the grid with its repeats folded together.
-GRID_KEY = Point._fields[:-1]
+GRID_KEY = tuple(f for f in Point._fields if f != "rep")
 
 
 def medians(rows: list[dict]) -> list[dict]:
@@ -211,12 +273,14 @@ def medians(rows: list[dict]) -> list[dict]:
     groups: dict[tuple, list[dict]] = {}
     for row in rows:
         if row["ok"]:
-            groups.setdefault(tuple(row[k] for k in GRID_KEY), []).append(row)
+            # Rows from before the server workload lack its axes: theirs are the defaults.
+            key = tuple(row.get(k, Point._field_defaults.get(k)) for k in GRID_KEY)
+            groups.setdefault(key, []).append(row)
     out = []
     for key, reps in groups.items():
         point = dict(zip(GRID_KEY, key), reps=len(reps))
-        for name in METRIC_NAMES:
-            values = [r[name] for r in reps if r[name] is not None]
+        for name in (*METRIC_NAMES, *SERVER_METRIC_NAMES):
+            values = [r[name] for r in reps if r.get(name) is not None]
             point[name] = statistics.median(values) if values else None
         out.append(point)
     return out

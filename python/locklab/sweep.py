@@ -37,8 +37,35 @@ def expand_locks(locks: list[str]) -> list[str]:
 
 def validate(spec: dict) -> None:
     """Let locklab-bench refuse an unknown lock or option now, not mid-sweep."""
-    for lock, opts in itertools.product(spec["locks"], spec["lock_opts"]):
-        native.algorithms(lock, opts or None)
+    for part in parts(spec):
+        for lock, opts in itertools.product(part["locks"], part["lock_opts"]):
+            native.algorithms(lock, opts or None)
+        if part.get("workload", "mutex") != "server":
+            continue
+        # One query on one client: locklab-bench judges the gate and workload options.
+        for gate, wopts in itertools.product(part.get("gates", [""]),
+                                             part.get("workload_opts", [""])):
+            policy, gopts = split_gate(gate)
+            native.run_bench(["bench", "--workload", "server", "--lock", part["locks"][0],
+                              "--threads", "1", "--iterations", "1",
+                              *server_args(policy, gopts, wopts)])
+
+
+def split_gate(text: str) -> tuple[str, str]:
+    """'fifo:n=8' -> ('fifo', 'n=8'); '' or 'none' -> ('', '')."""
+    policy, _, opts = text.partition(":")
+    return ("", "") if policy in ("", "none") else (policy, opts)
+
+
+def server_args(gate: str, gate_opts: str, workload_opts: str) -> list[str]:
+    args = ["--gate", gate] if gate else []
+    args += ["--gate-opts", gate_opts] if gate_opts else []
+    return args + (["--workload-opts", workload_opts] if workload_opts else [])
+
+
+def parts(spec: dict) -> list[dict]:
+    """The spec's grids: itself, then each of its `also` sub-grids (axes it overrides)."""
+    return [spec, *({**spec, **extra} for extra in spec.get("also", []))]
 
 
 def grid(spec: dict) -> list[Point]:
@@ -46,14 +73,23 @@ def grid(spec: dict) -> list[Point]:
 
     Repeats are outermost so an interrupted sweep holds whole passes; locks are
     innermost so the locks of one configuration run close together in time.
+    A spec's `also` sub-grids follow its own, points already planned left out.
     """
+    return list(dict.fromkeys(point for part in parts(spec) for point in _cross(part)))
+
+
+def _cross(spec: dict) -> list[Point]:
+    workload = spec.get("workload", "mutex")
     return [
-        Point(lock, opts, threads, mutexes, hold, outside, rep)
+        Point(lock, opts, threads, mutexes, hold, outside, rep, workload,
+              *split_gate(gate), wopts)
         for rep in range(spec["repeat"])
         for hold in spec["hold_ns"]
         for outside in spec["outside_ns"]
         for mutexes in spec["mutexes"]
+        for wopts in spec.get("workload_opts", [""])
         for threads in spec["threads"]
+        for gate in spec.get("gates", [""])
         for lock in spec["locks"]
         for opts in spec["lock_opts"]
     ]
@@ -71,6 +107,10 @@ def label(point: Point, repeat: int) -> str:
             f"m={point.mutexes} h={point.hold_ns}")
     if point.outside_ns:
         text += f" o={point.outside_ns}"
+    if point.workload != "mutex":
+        gate = f"{point.gate}:{point.gate_opts}" if point.gate_opts else point.gate
+        text += f" {point.workload} gate={gate or 'none'}"
+        text += f" [{point.workload_opts}]" if point.workload_opts else ""
     if repeat > 1:
         text += f" r={point.rep + 1}/{repeat}"
     return text
@@ -78,13 +118,16 @@ def label(point: Point, repeat: int) -> str:
 
 def bench_args(point: Point, spec: dict) -> list[str]:
     args = ["bench", "--lock", point.lock]
+    if point.workload != "mutex":
+        args[1:1] = ["--workload", point.workload]
+        args += server_args(point.gate, point.gate_opts, point.workload_opts)
     if point.lock_opts:
         args += ["--lock-opts", point.lock_opts]
     return args + [
         "--threads", str(point.threads), "--mutexes", str(point.mutexes),
         "--hold-ns", str(point.hold_ns), "--outside-ns", str(point.outside_ns),
         "--duration", str(spec["duration"]), "--warmup", str(spec["warmup"]), "--json",
-    ]
+    ] + (["--instrument"] if spec.get("instrument") else [])
 
 
 def _die_with(parent: int):
@@ -131,7 +174,7 @@ def run_point(point: Point, spec: dict) -> dict:
             raise KeyboardInterrupt
         error, result = judge(proc.returncode, out, err)
     return {"error": error, "result": result, "raw": out.strip() or None,
-            "wall_s": time.monotonic() - start}
+            "wall_s": time.monotonic() - start, "instrument": bool(spec.get("instrument"))}
 
 
 def judge(status: int, out: str, err: str) -> tuple[str | None, dict | None]:

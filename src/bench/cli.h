@@ -11,7 +11,12 @@
 
 int cmd_list(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
+/* server.c: bench's --workload dispatch, and seed 001's server workload. */
+int cmd_bench_workload(int argc, char **argv);
+int cmd_server(int argc, char **argv);
 int cmd_floor(int argc, char **argv);
+/* moncost.c: what the lock monitor costs an uncontended lock+unlock. */
+int cmd_moncost(int argc, char **argv);
 
 /* Parse `s` as the value of option `opt` within [min, max]; 0, or EXIT_USAGE after a one-line error. */
 int parse_i64(const char *opt, const char *s, int64_t min, int64_t max, int64_t *out);

@@ -3,6 +3,7 @@
  *
  *   locklab-bench list [NAME] [--lock-opts K=V,...] [--json]
  *   locklab-bench bench --lock L --threads N --mutexes M --hold-ns H ... [--json]
+ *   locklab-bench bench --workload server --lock L --threads C [--gate P] ... [--json]
  *   locklab-bench floor [--json]
  */
 #include <errno.h>
@@ -52,8 +53,9 @@ static const struct {
 	int (*run)(int argc, char **argv);
 } commands[] = {
 	{ "list", cmd_list },
-	{ "bench", cmd_bench },
+	{ "bench", cmd_bench_workload },
 	{ "floor", cmd_floor },
+	{ "moncost", cmd_moncost },
 };
 
 int main(int argc, char **argv)
@@ -61,12 +63,13 @@ int main(int argc, char **argv)
 	if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
 		fputs("usage: locklab-bench list [NAME] [--lock-opts K=V,...] [--json]\n"
 		      "       locklab-bench bench --help\n"
-		      "       locklab-bench floor [--json]\n",
+		      "       locklab-bench floor [--json]\n"
+		      "       locklab-bench moncost --help\n",
 		      argc < 2 ? stderr : stdout);
 		return argc < 2 ? EXIT_USAGE : 0;
 	}
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
 		if (!strcmp(argv[1], commands[i].name))
 			return commands[i].run(argc - 1, argv + 1);
-	return usage_error("unknown command '%s' (valid: list, bench, floor)", argv[1]);
+	return usage_error("unknown command '%s' (valid: list, bench, floor, moncost)", argv[1]);
 }

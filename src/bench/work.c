@@ -16,6 +16,12 @@ static double time_loops(uint64_t n)
 	return (double)(ll_now_ns() - t0);
 }
 
+void work_recalibrate(void)
+{
+	ns_per_loop = 0;
+	work_calibrate();
+}
+
 double work_calibrate(void)
 {
 	if (ns_per_loop > 0)

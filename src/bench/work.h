@@ -19,6 +19,8 @@ static inline void work_loops(uint64_t n)
 
 /* Measure ns per loop (best of several trials); idempotent. */
 double work_calibrate(void);
+/* Forget the calibration and take it again (a check found it off). */
+void work_recalibrate(void);
 /* Loops that take about ns nanoseconds. */
 uint64_t work_loops_for_ns(int64_t ns);
 /* Relative error, in percent, of work_loops_for_ns(ns) measured now. */

@@ -11,15 +11,19 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "locklab/monitor_hooks.h"
+
 /*
  * Sleep while *word == val, until woken or the absolute CLOCK_MONOTONIC
  * deadline (NULL: none).  Returns 0 (woken, or *word changed: EAGAIN, or a
  * signal: EINTR; the caller rechecks either way), ETIMEDOUT, or EINVAL for a
- * malformed deadline (which would otherwise fail at once forever).
+ * malformed deadline (which would otherwise fail at once forever).  Counts
+ * one OS wait for the monitor (monitor_hooks.h).
  */
 static inline int ll_sys_futex_wait_bits(atomic_uint *word, unsigned val,
 					 const struct timespec *abs_mono, unsigned bits)
 {
+	ll_mon_note_park();
 	long rc = syscall(SYS_futex, (unsigned *)word, FUTEX_WAIT_BITSET | FUTEX_PRIVATE_FLAG, val,
 			  abs_mono, NULL, bits);
 	if (rc == -1 && (errno == ETIMEDOUT || errno == EINVAL))

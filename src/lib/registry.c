@@ -10,6 +10,7 @@
 
 #include "locklab/locklab.h"
 #include "algo.h"
+#include "monitor_impl.h"
 
 static const struct ll_lock_ops *const algorithms[] = {
 #define LL_ALGO(id) &ll_##id##_ops,
@@ -59,7 +60,7 @@ static const char *algo_name(size_t i, const void *ctx)
 
 static const char *knob_name(size_t i, const void *ctx)
 {
-	return ((const struct ll_lock_ops *)ctx)->knobs[i].name;
+	return ((const struct ll_knob *)ctx)[i].name;
 }
 
 static const char *choice_name(size_t i, const void *ctx)
@@ -83,11 +84,16 @@ static int64_t *knob_field(const struct ll_knob *k, void *config)
 	return (int64_t *)((char *)config + k->offset);
 }
 
+void ll_knobs_defaults(const struct ll_knob *knobs, size_t nknobs, void *config, size_t size)
+{
+	memset(config, 0, size);
+	for (size_t i = 0; i < nknobs; i++)
+		*knob_field(&knobs[i], config) = knobs[i].def;
+}
+
 void ll_config_defaults(const struct ll_lock_ops *ops, void *config)
 {
-	memset(config, 0, ops->config_size);
-	for (size_t i = 0; i < ops->nknobs; i++)
-		*knob_field(&ops->knobs[i], config) = ops->knobs[i].def;
+	ll_knobs_defaults(ops->knobs, ops->nknobs, config, ops->config_size);
 }
 
 void ll_config_format(const struct ll_knob *k, const void *config, char *buf, size_t len)
@@ -108,13 +114,14 @@ static size_t count_choices(const char *const *choices)
 }
 
 /* Parse one "key=value" of length len. */
-static int apply_option(const struct ll_lock_ops *ops, const char *item, size_t len,
-			void *config, struct ll_error *err)
+static int apply_option(const char *kind, const char *owner, const struct ll_knob *knobs,
+			size_t nknobs, const char *item, size_t len, void *config,
+			struct ll_error *err)
 {
 	const char *eq = memchr(item, '=', len);
 	if (!eq || eq == item) {
-		set_error(err, "malformed option '%.*s' for lock '%s' (expected KEY=VALUE)",
-			  (int)len, item, ops->name);
+		set_error(err, "malformed option '%.*s' for %s '%s' (expected KEY=VALUE)",
+			  (int)len, item, kind, owner);
 		return EINVAL;
 	}
 	size_t klen = (size_t)(eq - item);
@@ -123,14 +130,14 @@ static int apply_option(const struct ll_lock_ops *ops, const char *item, size_t 
 	char vbuf[64];
 
 	const struct ll_knob *k = NULL;
-	for (size_t i = 0; i < ops->nknobs; i++)
-		if (strlen(ops->knobs[i].name) == klen && !strncmp(ops->knobs[i].name, item, klen))
-			k = &ops->knobs[i];
+	for (size_t i = 0; i < nknobs; i++)
+		if (strlen(knobs[i].name) == klen && !strncmp(knobs[i].name, item, klen))
+			k = &knobs[i];
 	if (!k) {
 		char names[256];
-		join_names(names, sizeof(names), ops->nknobs, knob_name, ops);
-		set_error(err, "unknown option '%.*s' for lock '%s' (valid: %s)", (int)klen, item,
-			  ops->name, ops->nknobs ? names : "none");
+		join_names(names, sizeof(names), nknobs, knob_name, knobs);
+		set_error(err, "unknown option '%.*s' for %s '%s' (valid: %s)", (int)klen, item,
+			  kind, owner, nknobs ? names : "none");
 		return EINVAL;
 	}
 	if (vlen == 0 || vlen >= sizeof(vbuf))
@@ -147,8 +154,8 @@ static int apply_option(const struct ll_lock_ops *ops, const char *item, size_t 
 		}
 		char names[128];
 		join_names(names, sizeof(names), count_choices(k->choices), choice_name, k->choices);
-		set_error(err, "option '%s' of lock '%s' wants one of: %s; got '%s'", k->name,
-			  ops->name, names, vbuf);
+		set_error(err, "option '%s' of %s '%s' wants one of: %s; got '%s'", k->name,
+			  kind, owner, names, vbuf);
 		return EINVAL;
 	}
 
@@ -161,15 +168,15 @@ static int apply_option(const struct ll_lock_ops *ops, const char *item, size_t 
 	return 0;
 bad:
 	if (k->choices)
-		set_error(err, "option '%s' of lock '%s' has an empty value", k->name, ops->name);
+		set_error(err, "option '%s' of %s '%s' has an empty value", k->name, kind, owner);
 	else
-		set_error(err, "option '%s' of lock '%s' wants an integer in [%" PRId64 ", %" PRId64
-			  "], got '%.*s'", k->name, ops->name, k->min, k->max, (int)vlen, val);
+		set_error(err, "option '%s' of %s '%s' wants an integer in [%" PRId64 ", %" PRId64
+			  "], got '%.*s'", k->name, kind, owner, k->min, k->max, (int)vlen, val);
 	return EINVAL;
 }
 
-int ll_config_parse(const struct ll_lock_ops *ops, const char *opts, void *config,
-		    struct ll_error *err)
+int ll_knobs_parse(const char *kind, const char *owner, const struct ll_knob *knobs,
+		   size_t nknobs, const char *opts, void *config, struct ll_error *err)
 {
 	if (!opts)
 		return 0;
@@ -178,11 +185,11 @@ int ll_config_parse(const struct ll_lock_ops *ops, const char *opts, void *confi
 		const char *comma = strchr(p, ',');
 		size_t len = comma ? (size_t)(comma - p) : strlen(p);
 		if (len == 0) {
-			set_error(err, "malformed options '%s' for lock '%s' (empty item)", opts,
-				  ops->name);
+			set_error(err, "malformed options '%s' for %s '%s' (empty item)", opts,
+				  kind, owner);
 			return EINVAL;
 		}
-		int rc = apply_option(ops, p, len, config, err);
+		int rc = apply_option(kind, owner, knobs, nknobs, p, len, config, err);
 		if (rc)
 			return rc;
 		p += len;
@@ -192,7 +199,14 @@ int ll_config_parse(const struct ll_lock_ops *ops, const char *opts, void *confi
 	return 0;
 }
 
-int ll_mutex_init_config(ll_mutex_t *m, const struct ll_lock_ops *ops, const void *config)
+int ll_config_parse(const struct ll_lock_ops *ops, const char *opts, void *config,
+		    struct ll_error *err)
+{
+	return ll_knobs_parse("lock", ops->name, ops->knobs, ops->nknobs, opts, config, err);
+}
+
+int ll_mutex_init_config_at(ll_mutex_t *m, const struct ll_lock_ops *ops, const void *config,
+			    const char *file, int line)
 {
 	/* Configs are small; 16 knobs of int64_t is more than any algorithm has. */
 	int64_t defaults[16];
@@ -205,17 +219,22 @@ int ll_mutex_init_config(ll_mutex_t *m, const struct ll_lock_ops *ops, const voi
 	}
 	memset(m->state, 0, sizeof(m->state));
 	m->ops = ops;
-	return ops->init(m->state, config);
+	m->mon = 0;
+	int rc = ops->init(m->state, config);
+	if (rc == 0)
+		ll_mon_attach(m, file, line);
+	return rc;
 }
 
-int ll_mutex_init(ll_mutex_t *m, const char *algo, const char *opts, struct ll_error *err)
+int ll_mutex_init_at(ll_mutex_t *m, const char *algo, const char *opts, struct ll_error *err,
+		     const char *file, int line)
 {
 	const struct ll_lock_ops *ops = ll_algo_find(algo ? algo : LL_DEFAULT_ALGO, err);
-	return ops ? ll_mutex_init_opts(m, ops, opts, err) : EINVAL;
+	return ops ? ll_mutex_init_opts_at(m, ops, opts, err, file, line) : EINVAL;
 }
 
-int ll_mutex_init_opts(ll_mutex_t *m, const struct ll_lock_ops *ops, const char *opts,
-		       struct ll_error *err)
+int ll_mutex_init_opts_at(ll_mutex_t *m, const struct ll_lock_ops *ops, const char *opts,
+			  struct ll_error *err, const char *file, int line)
 {
 	int64_t config[16];
 
@@ -223,14 +242,33 @@ int ll_mutex_init_opts(ll_mutex_t *m, const struct ll_lock_ops *ops, const char 
 	int rc = ll_config_parse(ops, opts, config, err);
 	if (rc)
 		return rc;
-	rc = ll_mutex_init_config(m, ops, config);
+	rc = ll_mutex_init_config_at(m, ops, config, file, line);
 	if (rc)
 		set_error(err, "lock '%s': init failed: %s", ops->name, strerror(rc));
 	return rc;
 }
 
+/* The functions behind the macros, for callers that do not see them: the place is unknown. */
+int (ll_mutex_init_config)(ll_mutex_t *m, const struct ll_lock_ops *ops, const void *config)
+{
+	return ll_mutex_init_config_at(m, ops, config, NULL, 0);
+}
+
+int (ll_mutex_init)(ll_mutex_t *m, const char *algo, const char *opts, struct ll_error *err)
+{
+	return ll_mutex_init_at(m, algo, opts, err, NULL, 0);
+}
+
+int (ll_mutex_init_opts)(ll_mutex_t *m, const struct ll_lock_ops *ops, const char *opts,
+			 struct ll_error *err)
+{
+	return ll_mutex_init_opts_at(m, ops, opts, err, NULL, 0);
+}
+
 void ll_mutex_destroy(ll_mutex_t *m)
 {
+	/* Out of the registry first: a dump never sees a lock being torn down. */
+	ll_mon_detach(m);
 	m->ops->destroy(m->state);
 }
 
@@ -242,8 +280,7 @@ struct timespec ll_deadline_after_ns(int64_t rel_ns)
 	return ts;
 }
 
-int ll_mutex_timedlock_ns(ll_mutex_t *m, int64_t rel_ns)
+int (ll_mutex_timedlock_ns)(ll_mutex_t *m, int64_t rel_ns)
 {
-	struct timespec ts = ll_deadline_after_ns(rel_ns);
-	return ll_mutex_timedlock(m, &ts);
+	return ll_mutex_timedlock_ns_at(m, rel_ns, NULL, 0);
 }

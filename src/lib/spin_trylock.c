@@ -67,6 +67,7 @@ int ll_spin_trylock_lock_slow(ll_spin_trylock_t *l, const struct timespec *abs_m
 		if (got)
 			return 0;
 	}
+	ll_mon_note_park();   /* glibc's wait: one OS wait for the monitor */
 	if (abs_mono)
 		return ll_pthread_mutex_clocklock(&l->m, abs_mono);
 	pthread_mutex_lock(&l->m);

@@ -63,7 +63,17 @@ static int test_calibration(void)
 	 */
 	static const int64_t targets[] = { 1000, 4000, 20000 };
 	for (size_t i = 0; i < sizeof(targets) / sizeof(targets[0]); i++) {
+		/*
+		 * A calibration taken while another job had the CPU is off for
+		 * every later call: the bench takes it again (bench.c), and so
+		 * does this test, up to three times.  A wrong unit or a shortened
+		 * loop is off every time.
+		 */
 		double err = work_calibration_error_pct(targets[i]);
+		for (int tries = 0; fabs(err) >= 35 && tries < 3; tries++) {
+			work_recalibrate();
+			err = work_calibration_error_pct(targets[i]);
+		}
 		printf("calibration: %lld ns -> error %+.1f%%\n", (long long)targets[i], err);
 		CHECK(fabs(err) < 35, "%lld ns took %+.1f%% of the target", (long long)targets[i], err);
 	}

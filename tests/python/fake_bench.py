@@ -73,7 +73,83 @@ def cmd_floor(argv):
     print(json.dumps({**{k: 10.0 + i for i, k in enumerate(keys)}, "cpus": os.cpu_count()}))
 
 
+GATES = ("innodb", "fifo", "auto")
+
+
+def server_qps(lock, clients, gate, n, io, suspend):
+    """Seed 001 in miniature: 300k at the peak; innodb56 alone collapses past 16
+    clients; a gate keeps min(clients, N) inside; fifo is 2% above innodb; auto is
+    the best N less 3%; I/O held in the gate caps throughput at 8 per 200 us."""
+    def gated(inside):
+        return 300e3 * min(1.0, inside / 4) * (1 - 0.005 * inside)
+    if not gate:
+        inside = clients
+        qps = gated(min(clients, 8)) / (1 + max(0, clients - 16) / 40 if lock == "innodb56" else 1)
+    elif gate == "auto":
+        qps = 0.97 * max(gated(min(clients, k)) for k in (1, 2, 4, 8))
+        inside = 4
+    else:
+        inside = min(clients, n)
+        qps = gated(inside) * (1.02 if gate == "fifo" else 1.0)
+    if io and not suspend and gate:
+        qps = min(qps, inside * 1e6 / 200)
+    return qps
+
+
+def cmd_server(argv):
+    p = Parser(prog="locklab-bench bench --workload server")
+    p.add_argument("--workload")
+    p.add_argument("--lock", required=True)
+    p.add_argument("--lock-opts", default="")
+    p.add_argument("--threads", type=int, required=True)
+    p.add_argument("--mutexes", type=int, default=16)
+    p.add_argument("--hold-ns", type=int, default=1000)
+    p.add_argument("--outside-ns", type=int, default=1000)
+    p.add_argument("--gate", default="")
+    p.add_argument("--gate-opts", default="")
+    p.add_argument("--workload-opts", default="")
+    p.add_argument("--duration", type=float, default=1.0)
+    p.add_argument("--iterations", type=int)
+    p.add_argument("--warmup", type=float, default=0.0)
+    p.add_argument("--json", action="store_true")
+    args = p.parse_args(argv)
+    check_lock(args.lock, args.lock_opts)
+    if args.gate and args.gate not in GATES:
+        fail(f"unknown gate policy '{args.gate}' (valid: {', '.join(GATES)})")
+    opts = dict(kv.split("=") for kv in filter(None, args.workload_opts.split(",")))
+    n = int(dict(kv.split("=") for kv in filter(None, args.gate_opts.split(","))).get("n", 8))
+    io, suspend = int(opts.get("io_us", 0)), int(opts.get("suspend", 0))
+    plan = json.loads(os.environ.get("FAKE_BENCH", "{}"))
+    if plan.get("log") and not args.iterations:
+        with open(plan["log"], "a") as f:
+            f.write(json.dumps({"lock": args.lock, "threads": args.threads, "gate": args.gate,
+                                "gate_opts": args.gate_opts,
+                                "workload_opts": args.workload_opts}) + "\n")
+    qps = server_qps(args.lock, args.threads, args.gate, n, io, suspend)
+    idle = 100.0 * max(0.0, 1 - qps / 300e3) if io and not suspend else 2.0
+    print(json.dumps({
+        "workload": "server", "lock": args.lock, "lock_opts": args.lock_opts,
+        "gate": args.gate, "gate_opts": args.gate_opts, "workload_opts": args.workload_opts,
+        "threads": args.threads, "mutexes": args.mutexes, "hold_ns": args.hold_ns,
+        "outside_ns": args.outside_ns, "duration_s": args.duration,
+        "iterations": int(qps * args.duration), "ns_per_iter": 1e9 / qps, "ops_per_sec": qps,
+        "qps": qps, "cpu_user_pct": 98.0 - idle, "cpu_sys_pct": 2.0, "cpu_idle_pct": idle,
+        "cs_per_sec": 1000.0, "vcsw": 10, "ivcsw": 2,
+        "cpu_ns_per_iter": 2e9 * (1 - idle / 100) / qps,
+        "jain": 0.99 if args.gate != "innodb" else 0.3, "min_thread_iters": 1,
+        "max_thread_iters": 10, "wait_ns_p50": 100.0, "wait_ns_p99": 1e5, "wait_ns_p999": 1e6,
+        "wait_ns_max": 1e7, "latency_ns_p50": 3000.0, "latency_ns_p99": 2e5,
+        "latency_ns_p999": 2e6, "latency_ns_max": 2e7,
+        "gate_limit_mean": 4.0 if args.gate == "auto" else (n if args.gate else 0),
+        "gate_limit_min": 2, "gate_limit_max": 8, "gate_waits": 100, "gate_sleeps": 0,
+        "mutex_ok": True, "calib_error_pct": 0.5, "version": "fake",
+    }))
+    return 0
+
+
 def cmd_bench(argv):
+    if "--workload" in argv and argv[argv.index("--workload") + 1] == "server":
+        return cmd_server(argv)
     p = Parser(prog="locklab-bench bench")
     p.add_argument("--lock", required=True)
     p.add_argument("--lock-opts", default="")
@@ -84,6 +160,7 @@ def cmd_bench(argv):
     p.add_argument("--duration", type=float, default=1.0)
     p.add_argument("--warmup", type=float, default=0.0)
     p.add_argument("--json", action="store_true")
+    p.add_argument("--instrument", action="store_true")
     args = p.parse_args(argv)
     check_lock(args.lock, args.lock_opts)
     point = {"lock": args.lock, "threads": args.threads, "mutexes": args.mutexes,
@@ -91,7 +168,8 @@ def cmd_bench(argv):
     plan = json.loads(os.environ.get("FAKE_BENCH", "{}"))
     if plan.get("log"):
         with open(plan["log"], "a") as f:
-            f.write(json.dumps({**point, "lock_opts": args.lock_opts}) + "\n")
+            f.write(json.dumps({**point, "lock_opts": args.lock_opts,
+                                "instrument": args.instrument}) + "\n")
 
     def told(action):
         return any(rule.items() <= point.items() for rule in plan.get(action, []))
@@ -120,7 +198,7 @@ def cmd_bench(argv):
         "min_thread_iters": iterations // args.threads, "max_thread_iters": iterations,
         "wait_ns_p50": 0.0 if args.threads == 1 else ns, "wait_ns_p99": 3 * ns,
         "wait_ns_p999": 5 * ns, "wait_ns_max": 10 * ns, "mutex_ok": not violate,
-        "calib_error_pct": 0.5, "version": "fake",
+        "calib_error_pct": 0.5, "version": "fake", "instrument": args.instrument,
     }))
     return 1 if violate else 0
 

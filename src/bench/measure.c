@@ -1,0 +1,85 @@
+/*
+ * measure.c: /proc/stat, rusage and timed joins for the benchmark workloads.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "locklab/spin.h"
+#include "measure.h"
+
+static void read_proc_stat(struct cpu_ticks *t)
+{
+	unsigned long long v[10] = { 0 };
+	char line[512];
+	FILE *f = fopen("/proc/stat", "r");
+
+	memset(t, 0, sizeof(*t));
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		if (!strncmp(line, "cpu ", 4)) {
+			sscanf(line + 4, "%llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1],
+			       &v[2], &v[3], &v[4], &v[5], &v[6], &v[7]);
+			/* As vmstat: us = user+nice, sy = system+irq+softirq, id = idle. */
+			t->user = v[0] + v[1];
+			t->sys = v[2] + v[5] + v[6];
+			t->idle = v[3];
+			t->total = v[0] + v[1] + v[2] + v[3] + v[4] + v[5] + v[6] + v[7];
+		} else if (!strncmp(line, "ctxt ", 5)) {
+			t->ctxt = strtoull(line + 5, NULL, 10);
+		}
+	}
+	fclose(f);
+}
+
+void take_snapshot(struct snapshot *s)
+{
+	s->ns = ll_now_ns();
+	read_proc_stat(&s->cpu);
+	getrusage(RUSAGE_SELF, &s->ru);
+}
+
+static double tv_ns(struct timeval tv)
+{
+	return (double)tv.tv_sec * 1e9 + (double)tv.tv_usec * 1e3;
+}
+
+void window_between(const struct snapshot *a, const struct snapshot *b, struct window *w)
+{
+	memset(w, 0, sizeof(*w));
+	w->duration_s = (double)(b->ns - a->ns) / 1e9;
+	double ticks = (double)(b->cpu.total - a->cpu.total);
+	if (ticks > 0) {
+		w->cpu_user_pct = 100.0 * (double)(b->cpu.user - a->cpu.user) / ticks;
+		w->cpu_sys_pct = 100.0 * (double)(b->cpu.sys - a->cpu.sys) / ticks;
+		w->cpu_idle_pct = 100.0 * (double)(b->cpu.idle - a->cpu.idle) / ticks;
+	}
+	if (w->duration_s > 0)
+		w->cs_per_sec = (double)(b->cpu.ctxt - a->cpu.ctxt) / w->duration_s;
+	w->vcsw = (uint64_t)(b->ru.ru_nvcsw - a->ru.ru_nvcsw);
+	w->ivcsw = (uint64_t)(b->ru.ru_nivcsw - a->ru.ru_nivcsw);
+	w->cpu_ns = tv_ns(b->ru.ru_utime) - tv_ns(a->ru.ru_utime) + tv_ns(b->ru.ru_stime) -
+		    tv_ns(a->ru.ru_stime);
+}
+
+void sleep_seconds(double s)
+{
+	struct timespec ts = { .tv_sec = (time_t)s, .tv_nsec = (long)((s - (double)(time_t)s) * 1e9) };
+	while (nanosleep(&ts, &ts))
+		;
+}
+
+int join_until(pthread_t *tids, int64_t n, double seconds)
+{
+	struct timespec dl;
+	clock_gettime(CLOCK_REALTIME, &dl);   /* pthread_timedjoin_np's clock */
+	double t = (double)dl.tv_nsec / 1e9 + seconds;
+	dl.tv_sec += (time_t)t;
+	dl.tv_nsec = (long)((t - (double)(time_t)t) * 1e9);
+	for (int64_t i = 0; i < n; i++)
+		if (pthread_timedjoin_np(tids[i], NULL, &dl))
+			return 0;
+	return 1;
+}

@@ -1,0 +1,41 @@
+/*
+ * measure.h: what every benchmark workload measures around its window:
+ * vmstat's system-wide counters from /proc/stat, this process's rusage,
+ * and the timed waits of the main thread.
+ */
+#ifndef LOCKLAB_BENCH_MEASURE_H
+#define LOCKLAB_BENCH_MEASURE_H
+
+#include <pthread.h>
+#include <stdint.h>
+#include <sys/resource.h>
+
+/* The system-wide CPU counters vmstat reads, in clock ticks. */
+struct cpu_ticks {
+	unsigned long long user, sys, idle, total, ctxt;
+};
+
+struct snapshot {
+	uint64_t ns;
+	struct cpu_ticks cpu;
+	struct rusage ru;
+};
+
+void take_snapshot(struct snapshot *s);
+
+/* Between two snapshots, as vmstat and time(1) would show it. */
+struct window {
+	double duration_s;
+	double cpu_user_pct, cpu_sys_pct, cpu_idle_pct;   /* share of all ticks */
+	double cs_per_sec;                                /* system-wide */
+	uint64_t vcsw, ivcsw;                             /* this process */
+	double cpu_ns;                                    /* this process, user + system */
+};
+void window_between(const struct snapshot *a, const struct snapshot *b, struct window *w);
+
+void sleep_seconds(double s);
+
+/* Join every thread within `seconds`; 0 when some are still running then. */
+int join_until(pthread_t *tids, int64_t n, double seconds);
+
+#endif

@@ -1,0 +1,578 @@
+/*
+ * server.c: `locklab-bench bench --workload server`, seed 001's server:
+ * C client threads (one per connection, as MySQL runs them), each looping
+ * over queries.  One query:
+ *
+ *   1. outside_ns of work outside the gate (the SQL layer: parse, send);
+ *   2. enter the admission gate, if any (ll_gate_enter: a ticket or a slot);
+ *   3. the hot global mutex (kernel_mutex) for hold_ns;
+ *   4. inside_ns of work holding no lock (reading rows);
+ *   5. one of M secondary mutexes, chosen at random (a page, a hash cell),
+ *      for sec_hold_ns;
+ *   6. optionally I/O: a sleep of io_us (a disk read), outside the locks;
+ *      with suspend=1 the thread steps out of the gate around it
+ *      (ll_gate_suspend/resume) as a thread-pool-aware server would;
+ *   7. exit the gate (ll_gate_exit: the slot is kept while tickets last);
+ *      every trx queries the transaction ends and the slot goes back
+ *      (ll_gate_leave, as InnoDB's commit does).
+ *
+ * The defaults model a CPU-bound OLTP read; every step is an option.
+ * Measured as `bench` measures (warm-up, window, /proc/stat, rusage), plus
+ * query latency (from step 1 to step 7) and the wait at the gate (step 2),
+ * every query, into log-linear histograms.  Mutual exclusion is checked on
+ * every mutex as `bench` does.
+ */
+#include <getopt.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdalign.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "json.h"
+#include "locklab/gate.h"
+#include "locks.h"
+#include "measure.h"
+#include "work.h"
+
+enum phase { WARMUP, MEASURE, STOP };
+
+/* Options of the workload beyond bench's own (--workload-opts K=V,...). */
+struct server_opts {
+	int64_t inside_ns, sec_hold_ns, io_us, io_every, suspend, trx, io_phase_ms;
+};
+
+static const struct ll_knob server_knobs[] = {
+	LL_KNOB_INT(struct server_opts, inside_ns, 500, 0, 1000000000,
+		    "ns of work inside the gate between the two mutexes"),
+	LL_KNOB_INT(struct server_opts, sec_hold_ns, 2000, 0, 1000000000,
+		    "ns the secondary mutex is held"),
+	LL_KNOB_INT(struct server_opts, io_us, 0, 0, 10000000,
+		    "us of I/O (a sleep, outside the locks) per I/O query; 0 = none"),
+	LL_KNOB_INT(struct server_opts, io_every, 1, 1, 1000000, "one query in io_every does I/O"),
+	LL_KNOB_INT(struct server_opts, suspend, 0, 0, 1,
+		    "1: leave the gate around the I/O (ll_gate_suspend/resume)"),
+	LL_KNOB_INT(struct server_opts, trx, 10, 1, 1000000,
+		    "queries per transaction; its end gives the gate slot back"),
+	LL_KNOB_INT(struct server_opts, io_phase_ms, 0, 0, 1000000,
+		    "0: I/O all along; P: I/O only in every other P ms (a changing workload)"),
+};
+
+struct config {
+	const char *lock, *lock_opts, *gate, *gate_opts, *workload_opts;
+	int64_t threads, mutexes, hold_ns, outside_ns, iterations;
+	double duration_s, warmup_s;
+	struct server_opts o;
+	int json, trace;
+};
+
+/* A mutex and what it guards, the counter on a line apart from the lock word. */
+struct slot {
+	ll_mutex_t m;
+	alignas(64) uint64_t counter;
+	int inside;
+	uint64_t violations;
+};
+
+struct client {
+	alignas(64) atomic_uint_fast64_t queries;   /* written by the client, read by main */
+	uint64_t window_queries;
+	uint32_t rng;
+	ll_gate_thread_t gate;
+	uint64_t samples, latency_max, wait_max;
+	uint64_t *latency_hist, *wait_hist;
+};
+
+static struct {
+	alignas(64) atomic_int phase;
+	uint64_t hold, inside, sec_hold, outside;   /* work loops */
+	uint64_t iterations, start_ns, io_phase_ns;
+	struct server_opts o;
+	ll_gate_t *gate;
+	struct slot *hot, *sec;
+	int64_t nsec;
+	pthread_barrier_t start;
+} srv;
+
+static void critical(struct slot *s, uint64_t loops)
+{
+	ll_mutex_lock(&s->m);
+	if (s->inside)
+		s->violations++;
+	s->inside = 1;
+	s->counter++;
+	work_loops(loops);
+	s->inside = 0;
+	ll_mutex_unlock(&s->m);
+}
+
+static uint32_t next_rand(uint32_t *x)
+{
+	*x ^= *x << 13;
+	*x ^= *x >> 17;
+	*x ^= *x << 5;
+	return *x;
+}
+
+static int io_now(uint64_t q, uint64_t now)
+{
+	if (!srv.o.io_us || q % (uint64_t)srv.o.io_every)
+		return 0;
+	return !srv.io_phase_ns || ((now - srv.start_ns) / srv.io_phase_ns) % 2 == 1;
+}
+
+static void io_sleep(void)
+{
+	struct timespec ts = { .tv_sec = srv.o.io_us / 1000000,
+			       .tv_nsec = (long)(srv.o.io_us % 1000000) * 1000 };
+	nanosleep(&ts, NULL);
+}
+
+static void *client_main(void *p)
+{
+	struct client *c = p;
+	ll_gate_t *g = srv.gate;
+	uint64_t in_trx = 0;
+
+	pthread_barrier_wait(&srv.start);
+	for (uint64_t q = 0;; q++) {
+		int phase = atomic_load_explicit(&srv.phase, memory_order_relaxed);
+		if (srv.iterations ? q == srv.iterations : phase == STOP)
+			break;
+		uint64_t t0 = ll_now_ns();
+		work_loops(srv.outside);
+		uint64_t t1 = ll_now_ns();
+		if (g)
+			ll_gate_enter(g, &c->gate);
+		uint64_t t2 = ll_now_ns();
+		critical(srv.hot, srv.hold);
+		work_loops(srv.inside);
+		critical(&srv.sec[next_rand(&c->rng) % (uint64_t)srv.nsec], srv.sec_hold);
+		if (io_now(q, t2)) {
+			if (g && srv.o.suspend)
+				ll_gate_suspend(g, &c->gate);
+			io_sleep();
+			if (g && srv.o.suspend)
+				ll_gate_resume(g, &c->gate);
+		}
+		if (g) {
+			ll_gate_exit(g, &c->gate);
+			if (++in_trx == (uint64_t)srv.o.trx) {
+				ll_gate_leave(g, &c->gate);
+				in_trx = 0;
+			}
+		}
+		if (phase == MEASURE) {
+			uint64_t latency = ll_now_ns() - t0, wait = t2 - t1;
+			c->latency_hist[hist_bucket(latency)]++;
+			c->wait_hist[hist_bucket(wait)]++;
+			c->samples++;
+			if (latency > c->latency_max)
+				c->latency_max = latency;
+			if (wait > c->wait_max)
+				c->wait_max = wait;
+		}
+		atomic_store_explicit(&c->queries, q + 1, memory_order_relaxed);
+	}
+	if (g)
+		ll_gate_leave(g, &c->gate);
+	return NULL;
+}
+
+static void usage(FILE *f)
+{
+	fputs("usage: locklab-bench bench --workload server --lock L [--lock-opts K=V,...]\n"
+	      "         --threads CLIENTS [--mutexes M] [--hold-ns H] [--outside-ns O]\n"
+	      "         [--gate POLICY [--gate-opts K=V,...]] [--workload-opts K=V,...]\n"
+	      "         (--duration S | --iterations J) [--warmup S] [--gate-trace] [--json]\n"
+	      "  M secondary mutexes (4), H ns on the hot mutex (1000), O ns outside the gate (500)\n"
+	      "  POLICY: innodb, fifo, auto, or none (no gate); --workload-opts:\n", f);
+	for (size_t i = 0; i < LL_COUNT(server_knobs); i++)
+		fprintf(f, "    %-12s %s (%" PRId64 ")\n", server_knobs[i].name, server_knobs[i].help,
+			server_knobs[i].def);
+}
+
+static int parse_args(int argc, char **argv, struct config *c)
+{
+	static const struct option opts[] = {
+		{ "workload", required_argument, 0, 'W' },  { "lock", required_argument, 0, 'l' },
+		{ "lock-opts", required_argument, 0, 'o' }, { "threads", required_argument, 0, 't' },
+		{ "mutexes", required_argument, 0, 'm' },   { "hold-ns", required_argument, 0, 'H' },
+		{ "outside-ns", required_argument, 0, 'O' }, { "gate", required_argument, 0, 'g' },
+		{ "gate-opts", required_argument, 0, 'G' }, { "workload-opts", required_argument, 0, 'w' },
+		{ "duration", required_argument, 0, 'd' },  { "iterations", required_argument, 0, 'i' },
+		{ "warmup", required_argument, 0, 'u' },    { "gate-trace", no_argument, 0, 'T' },
+		{ "json", no_argument, 0, 'j' },            { "help", no_argument, 0, 'h' },
+		{ "instrument", no_argument, 0, 'I' },      { 0, 0, 0, 0 },
+	};
+	int have_threads = 0, rc = 0, ch;
+
+	*c = (struct config){ .mutexes = 4, .hold_ns = 1000, .outside_ns = 500, .warmup_s = 0.2 };
+	opterr = 0;
+	optind = 1;
+	while (!rc && (ch = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		switch (ch) {
+		case 'W': break;   /* "server": how we got here */
+		case 'l': c->lock = optarg; break;
+		case 'o': c->lock_opts = optarg; break;
+		case 't': have_threads = 1; rc = parse_i64("--threads", optarg, 1, 100000, &c->threads); break;
+		case 'm': rc = parse_i64("--mutexes", optarg, 1, 100000, &c->mutexes); break;
+		case 'H': rc = parse_i64("--hold-ns", optarg, 0, 1000000000, &c->hold_ns); break;
+		case 'O': rc = parse_i64("--outside-ns", optarg, 0, 1000000000, &c->outside_ns); break;
+		case 'g': c->gate = optarg; break;
+		case 'G': c->gate_opts = optarg; break;
+		case 'w': c->workload_opts = optarg; break;
+		case 'd': rc = parse_seconds("--duration", optarg, 0.001, &c->duration_s); break;
+		case 'i': rc = parse_i64("--iterations", optarg, 1, INT64_MAX / 2, &c->iterations); break;
+		case 'u': rc = parse_seconds("--warmup", optarg, 0, &c->warmup_s); break;
+		case 'T': c->trace = 1; break;
+		case 'j': c->json = 1; break;
+		case 'h': usage(stdout); exit(0);
+		case 'I': return usage_error("bench: --instrument is not available with --workload server");
+		default:
+			return usage_error("bench: unknown or incomplete option '%s'", argv[optind - 1]);
+		}
+	}
+	if (rc)
+		return rc;
+	if (optind < argc)
+		return usage_error("bench: unexpected argument '%s'", argv[optind]);
+	if (!c->lock || !have_threads)
+		return usage_error("bench: --workload server needs --lock and --threads");
+	if ((c->duration_s > 0) == (c->iterations > 0))
+		return usage_error("bench: give exactly one of --duration and --iterations");
+	if (c->gate && !strcmp(c->gate, "none"))
+		c->gate = NULL;
+	if (c->gate_opts && !c->gate && *c->gate_opts)
+		return usage_error("bench: --gate-opts without --gate");
+	struct ll_error err;
+	ll_knobs_defaults(server_knobs, LL_COUNT(server_knobs), &c->o, sizeof(c->o));
+	if (ll_knobs_parse("workload", "server", server_knobs, LL_COUNT(server_knobs),
+			   c->workload_opts, &c->o, &err))
+		return usage_error("%s", err.msg);
+	return 0;
+}
+
+struct result {
+	struct window win;
+	double ns_per_query, qps, cpu_ns_per_query, jain, calib_error_pct;
+	uint64_t queries, min_queries, max_queries, samples;
+	uint64_t latency_p50, latency_p99, latency_p999, latency_max;
+	uint64_t wait_p50, wait_p99, wait_p999, wait_max;
+	struct ll_gate_stats gate;
+	int mutex_ok, drained;
+};
+
+/* Mutual exclusion held on s: no overlap seen, and (drained) the counter adds up. */
+static int slot_ok(const char *name, int64_t i, const struct slot *s, int drained, uint64_t expect)
+{
+	if (s->violations) {
+		fprintf(stderr, "locklab: mutual exclusion violated on %s mutex %" PRId64 ": %" PRIu64
+			" entries while another thread was inside\n", name, i, s->violations);
+		return 0;
+	}
+	if (drained && s->counter != expect) {
+		fprintf(stderr, "locklab: mutual exclusion violated on %s mutex %" PRId64
+			": counter %" PRIu64 ", threads did %" PRIu64 "\n", name, i, s->counter, expect);
+		return 0;
+	}
+	return 1;
+}
+
+static void summarise(const struct config *c, struct client *cl, const struct snapshot *a,
+		      const struct snapshot *b, struct result *r)
+{
+	uint64_t *lat = calloc(HIST_BUCKETS, sizeof(uint64_t));
+	uint64_t *wait = calloc(HIST_BUCKETS, sizeof(uint64_t));
+	double sum = 0, sum_sq = 0;
+	uint64_t all = 0;
+
+	r->min_queries = UINT64_MAX;
+	for (int64_t i = 0; i < c->threads; i++) {
+		uint64_t n = cl[i].window_queries;
+		r->queries += n;
+		sum += (double)n;
+		sum_sq += (double)n * (double)n;
+		r->min_queries = n < r->min_queries ? n : r->min_queries;
+		r->max_queries = n > r->max_queries ? n : r->max_queries;
+		for (unsigned k = 0; k < HIST_BUCKETS; k++) {
+			lat[k] += cl[i].latency_hist[k];
+			wait[k] += cl[i].wait_hist[k];
+		}
+		r->samples += cl[i].samples;
+		r->latency_max = cl[i].latency_max > r->latency_max ? cl[i].latency_max : r->latency_max;
+		r->wait_max = cl[i].wait_max > r->wait_max ? cl[i].wait_max : r->wait_max;
+		all += atomic_load(&cl[i].queries);
+	}
+	r->jain = sum_sq > 0 ? sum * sum / ((double)c->threads * sum_sq) : 0;
+
+	/* Every query of every client, warm-up included, went through the hot mutex
+	 * and one secondary mutex. */
+	uint64_t sec_total = 0;
+	r->mutex_ok = slot_ok("hot", 0, srv.hot, r->drained, all);
+	for (int64_t m = 0; m < srv.nsec; m++) {
+		r->mutex_ok &= slot_ok("secondary", m, &srv.sec[m], 0, 0);
+		sec_total += srv.sec[m].counter;
+	}
+	if (r->drained && sec_total != all) {
+		fprintf(stderr, "locklab: mutual exclusion violated on the secondary mutexes: "
+			"counters add up to %" PRIu64 ", threads did %" PRIu64 "\n", sec_total, all);
+		r->mutex_ok = 0;
+	}
+
+	window_between(a, b, &r->win);
+	double wall_ns = r->win.duration_s * 1e9;
+	r->ns_per_query = r->queries ? wall_ns / (double)r->queries : 0;
+	r->qps = wall_ns > 0 ? (double)r->queries * 1e9 / wall_ns : 0;
+	r->cpu_ns_per_query = r->queries ? r->win.cpu_ns / (double)r->queries : 0;
+	r->latency_p50 = hist_quantile(lat, r->samples, 0.50);
+	r->latency_p99 = hist_quantile(lat, r->samples, 0.99);
+	r->latency_p999 = hist_quantile(lat, r->samples, 0.999);
+	r->wait_p50 = hist_quantile(wait, r->samples, 0.50);
+	r->wait_p99 = hist_quantile(wait, r->samples, 0.99);
+	r->wait_p999 = hist_quantile(wait, r->samples, 0.999);
+	free(lat);
+	free(wait);
+}
+
+static void print_trace(void)
+{
+	enum { MAX = 4096 };
+	struct ll_gate_sample *s = malloc(MAX * sizeof(*s));
+	size_t n = s ? ll_gate_trace(srv.gate, s, MAX) : 0;
+	fputs(",\"gate_trace\":[", stdout);
+	for (size_t i = 0; i < n; i++)
+		printf("%s[%.1f,%d,%.0f,%.2f,%.2f,%u,%u]", i ? "," : "", (double)s[i].t_ns / 1e6,
+		       s[i].limit, s[i].per_sec, s[i].cpus, s[i].idle, s[i].queued, s[i].inside);
+	fputs("]", stdout);
+	free(s);
+}
+
+static void print_json(const struct config *c, const struct result *r)
+{
+	const struct window *w = &r->win;
+	fputs("{\"workload\":\"server\",\"lock\":", stdout);
+	json_string(stdout, c->lock);
+	fputs(",\"lock_opts\":", stdout);
+	json_string(stdout, c->lock_opts ? c->lock_opts : "");
+	fputs(",\"gate\":", stdout);
+	json_string(stdout, c->gate ? c->gate : "");
+	fputs(",\"gate_opts\":", stdout);
+	json_string(stdout, c->gate_opts ? c->gate_opts : "");
+	fputs(",\"workload_opts\":", stdout);
+	json_string(stdout, c->workload_opts ? c->workload_opts : "");
+	printf(",\"threads\":%" PRId64 ",\"mutexes\":%" PRId64 ",\"hold_ns\":%" PRId64
+	       ",\"outside_ns\":%" PRId64 ",\"inside_ns\":%" PRId64 ",\"sec_hold_ns\":%" PRId64
+	       ",\"io_us\":%" PRId64 ",\"io_every\":%" PRId64 ",\"suspend\":%" PRId64
+	       ",\"trx\":%" PRId64 ",\"io_phase_ms\":%" PRId64,
+	       c->threads, c->mutexes, c->hold_ns, c->outside_ns, c->o.inside_ns, c->o.sec_hold_ns,
+	       c->o.io_us, c->o.io_every, c->o.suspend, c->o.trx, c->o.io_phase_ms);
+	printf(",\"mode\":\"%s\",\"warmup_s\":%g,\"duration_s\":%.6f,\"iterations\":%" PRIu64
+	       ",\"ns_per_iter\":%.3f,\"ops_per_sec\":%.1f,\"qps\":%.1f,\"ns_per_query\":%.3f"
+	       ",\"cpu_user_pct\":%.2f,\"cpu_sys_pct\":%.2f,\"cpu_idle_pct\":%.2f,\"cs_per_sec\":%.1f"
+	       ",\"vcsw\":%" PRIu64 ",\"ivcsw\":%" PRIu64 ",\"cpu_ns_per_iter\":%.3f,\"jain\":%.5f"
+	       ",\"min_thread_iters\":%" PRIu64 ",\"max_thread_iters\":%" PRIu64,
+	       c->iterations ? "iterations" : "duration", c->iterations ? 0 : c->warmup_s,
+	       w->duration_s, r->queries, r->ns_per_query, r->qps, r->qps, r->ns_per_query,
+	       w->cpu_user_pct, w->cpu_sys_pct, w->cpu_idle_pct, w->cs_per_sec, w->vcsw, w->ivcsw,
+	       r->cpu_ns_per_query, r->jain, r->min_queries, r->max_queries);
+	printf(",\"latency_ns_p50\":%" PRIu64 ",\"latency_ns_p99\":%" PRIu64
+	       ",\"latency_ns_p999\":%" PRIu64 ",\"latency_ns_max\":%" PRIu64
+	       ",\"wait_ns_p50\":%" PRIu64 ",\"wait_ns_p99\":%" PRIu64 ",\"wait_ns_p999\":%" PRIu64
+	       ",\"wait_ns_max\":%" PRIu64 ",\"wait_samples\":%" PRIu64 ",\"sample_every\":1",
+	       r->latency_p50, r->latency_p99, r->latency_p999, r->latency_max, r->wait_p50,
+	       r->wait_p99, r->wait_p999, r->wait_max, r->samples);
+	printf(",\"gate_limit\":%" PRId64 ",\"gate_limit_mean\":%.2f,\"gate_limit_min\":%" PRId64
+	       ",\"gate_limit_max\":%" PRId64 ",\"gate_waits\":%" PRIu64 ",\"gate_sleeps\":%" PRIu64
+	       ",\"gate_adjustments\":%" PRIu64,
+	       r->gate.limit, r->gate.limit_mean, r->gate.limit_min, r->gate.limit_max,
+	       r->gate.waits, r->gate.sleeps, r->gate.adjustments);
+	if (c->trace && srv.gate)
+		print_trace();
+	printf(",\"mutex_ok\":%s,\"drained\":%s,\"calib_error_pct\":%.2f,\"calib_ns_per_loop\":%.4f"
+	       ",\"pause_ns\":%.2f,\"version\":\"%s\"}\n",
+	       r->mutex_ok ? "true" : "false", r->drained ? "true" : "false", r->calib_error_pct,
+	       work_calibrate(), ll_spin_ns(LL_SPIN_PAUSE), LL_VERSION);
+}
+
+static void print_text(const struct config *c, const struct result *r)
+{
+	const struct window *w = &r->win;
+	printf("server %s%s%s gate %s%s%s clients=%" PRId64 ": %.0f qps, %.0f ns/query,"
+	       " latency p50/p99/max %" PRIu64 "/%" PRIu64 "/%" PRIu64 " ns, gate wait p99 %" PRIu64
+	       " ns, N %.1f, us/sy/id %.0f/%.0f/%.0f, %.0f cs/s, jain %.3f, mutex %s\n",
+	       c->lock, c->lock_opts ? " " : "", c->lock_opts ? c->lock_opts : "",
+	       c->gate ? c->gate : "none", c->gate_opts ? " " : "", c->gate_opts ? c->gate_opts : "",
+	       c->threads, r->qps, r->ns_per_query, r->latency_p50, r->latency_p99, r->latency_max,
+	       r->wait_p99, r->gate.limit_mean, w->cpu_user_pct, w->cpu_sys_pct, w->cpu_idle_pct,
+	       w->cs_per_sec, r->jain, r->mutex_ok ? "ok" : "VIOLATED");
+}
+
+static int init_slot(struct slot *s, const struct config *c)
+{
+	struct ll_error err;
+	memset(s, 0, sizeof(*s));
+	if (bench_mutex_init(&s->m, c->lock, c->lock_opts, &err))
+		return usage_error("%s", err.msg);
+	return 0;
+}
+
+int cmd_server(int argc, char **argv)
+{
+	struct config c;
+	struct ll_error err;
+	int rc = parse_args(argc, argv, &c);
+	if (rc)
+		return rc;
+
+	srv.nsec = c.mutexes;
+	srv.hot = aligned_alloc(64, sizeof(struct slot));
+	srv.sec = aligned_alloc(64, sizeof(struct slot) * (size_t)c.mutexes);
+	struct client *cl = aligned_alloc(64, sizeof(struct client) * (size_t)c.threads);
+	pthread_t *tids = calloc((size_t)c.threads, sizeof(pthread_t));
+	if (!srv.hot || !srv.sec || !cl || !tids)
+		return usage_error("bench: out of memory for %" PRId64 " clients", c.threads);
+	if ((rc = init_slot(srv.hot, &c)))
+		return rc;
+	for (int64_t m = 0; m < c.mutexes; m++)
+		if ((rc = init_slot(&srv.sec[m], &c)))
+			return rc;
+	if (c.gate && !(srv.gate = ll_gate_create(c.gate, c.gate_opts, &err)))
+		return usage_error("%s", err.msg);
+	memset(cl, 0, sizeof(struct client) * (size_t)c.threads);
+	for (int64_t i = 0; i < c.threads; i++) {
+		cl[i].rng = (uint32_t)(i * 2654435761u + 1u);
+		cl[i].latency_hist = calloc(HIST_BUCKETS, sizeof(uint64_t));
+		cl[i].wait_hist = calloc(HIST_BUCKETS, sizeof(uint64_t));
+		if (!cl[i].latency_hist || !cl[i].wait_hist)
+			return usage_error("bench: out of memory for %" PRId64 " clients", c.threads);
+	}
+
+	ll_spin_calibrate();
+	work_calibrate();
+	struct result r = { 0 };
+	r.calib_error_pct = work_calibration_error_pct(c.o.inside_ns > 0 ? c.o.inside_ns : 1000);
+	srv.hold = work_loops_for_ns(c.hold_ns);
+	srv.inside = work_loops_for_ns(c.o.inside_ns);
+	srv.sec_hold = work_loops_for_ns(c.o.sec_hold_ns);
+	srv.outside = work_loops_for_ns(c.outside_ns);
+	srv.o = c.o;
+	srv.iterations = (uint64_t)c.iterations;
+	srv.io_phase_ns = (uint64_t)c.o.io_phase_ms * 1000000u;
+	atomic_store(&srv.phase, c.iterations ? MEASURE : WARMUP);
+	pthread_barrier_init(&srv.start, NULL, (unsigned)c.threads + 1);
+
+	pthread_attr_t attr;
+	pthread_attr_init(&attr);
+	pthread_attr_setstacksize(&attr, 128 * 1024);
+	for (int64_t i = 0; i < c.threads; i++) {
+		rc = pthread_create(&tids[i], &attr, client_main, &cl[i]);
+		if (rc) {
+			fprintf(stderr, "locklab: bench: cannot create client %" PRId64 " of %" PRId64
+				": %s\n", i + 1, c.threads, strerror(rc));
+			exit(EXIT_USAGE);
+		}
+	}
+	pthread_attr_destroy(&attr);
+
+	struct snapshot a, b;
+	uint64_t *start_queries = calloc((size_t)c.threads, sizeof(uint64_t));
+	srv.start_ns = ll_now_ns();
+	if (c.iterations) {
+		take_snapshot(&a);
+		pthread_barrier_wait(&srv.start);
+		for (int64_t i = 0; i < c.threads; i++)
+			pthread_join(tids[i], NULL);
+		take_snapshot(&b);
+		r.drained = 1;
+		for (int64_t i = 0; i < c.threads; i++)
+			cl[i].window_queries = atomic_load(&cl[i].queries);
+	} else {
+		pthread_barrier_wait(&srv.start);
+		sleep_seconds(c.warmup_s);
+		if (srv.gate)
+			ll_gate_reset_stats(srv.gate);
+		take_snapshot(&a);
+		for (int64_t i = 0; i < c.threads; i++)
+			start_queries[i] = atomic_load_explicit(&cl[i].queries, memory_order_relaxed);
+		atomic_store(&srv.phase, MEASURE);
+		sleep_seconds(c.duration_s);
+		for (int64_t i = 0; i < c.threads; i++)
+			cl[i].window_queries = atomic_load_explicit(&cl[i].queries, memory_order_relaxed) -
+					       start_queries[i];
+		take_snapshot(&b);
+		if (srv.gate)
+			ll_gate_get_stats(srv.gate, &r.gate);
+		atomic_store(&srv.phase, STOP);
+		r.drained = join_until(tids, c.threads, 2.0 + c.duration_s);
+	}
+	if (srv.gate && c.iterations)
+		ll_gate_get_stats(srv.gate, &r.gate);
+
+	summarise(&c, cl, &a, &b, &r);
+	if (c.json)
+		print_json(&c, &r);
+	else
+		print_text(&c, &r);
+
+	if (!r.drained) {
+		/* Clients still queue at the gate or on a mutex: leave what they use. */
+		fflush(stdout);
+		_exit(r.mutex_ok ? 0 : 1);
+	}
+	ll_gate_destroy(srv.gate);
+	ll_mutex_destroy(&srv.hot->m);
+	for (int64_t m = 0; m < c.mutexes; m++)
+		ll_mutex_destroy(&srv.sec[m].m);
+	for (int64_t i = 0; i < c.threads; i++) {
+		free(cl[i].latency_hist);
+		free(cl[i].wait_hist);
+	}
+	free(start_queries);
+	free(tids);
+	free(cl);
+	free(srv.sec);
+	free(srv.hot);
+	return r.mutex_ok ? 0 : 1;
+}
+
+/*
+ * `bench` comes here first: --workload server runs the server; mutex (the
+ * default) runs bench's own loop, without the option it does not know.
+ */
+int cmd_bench_workload(int argc, char **argv)
+{
+	char **rest = calloc((size_t)argc + 1, sizeof(char *));
+	int n = 0;
+	if (!rest)
+		return usage_error("bench: out of memory");
+	for (int i = 0; i < argc; i++) {
+		const char *v = NULL;
+		int skip = 0;
+		if (i > 0 && !strcmp(argv[i], "--workload") && i + 1 < argc)
+			v = argv[i + 1], skip = 2;
+		else if (i > 0 && !strncmp(argv[i], "--workload=", 11))
+			v = argv[i] + 11, skip = 1;
+		if (!v) {
+			rest[n++] = argv[i];
+			continue;
+		}
+		if (!strcmp(v, "server")) {
+			free(rest);
+			return cmd_server(argc, argv);
+		}
+		if (strcmp(v, "mutex")) {
+			free(rest);
+			return usage_error("bench: unknown workload '%s' (valid: mutex, server)", v);
+		}
+		i += skip - 1;
+	}
+	int rc = cmd_bench(n, rest);
+	free(rest);
+	return rc;
+}

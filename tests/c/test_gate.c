@@ -1,0 +1,350 @@
+/*
+ * test_gate.c: the admission gate (locklab/gate.h), every policy.
+ *
+ *   test_gate limit POLICY     many more threads than cores, tickets on and
+ *                              off, suspends: never more than N inside, and
+ *                              every thread finishes (nobody waits forever)
+ *   test_gate tickets POLICY   admissions per thread are exactly what the
+ *                              tickets promise, alone and under contention
+ *   test_gate suspend POLICY   a suspended thread's slot lets another in;
+ *                              resume waits for a slot again
+ *   test_gate config           policy and option errors, the policy list
+ *
+ * No timing thresholds: the watchdog turns a hang into a failure.
+ */
+#include <stdatomic.h>
+#include <string.h>
+#include <time.h>
+
+#include "harness.h"
+#include "locklab/gate.h"
+
+static const char *policy;
+
+/* Options that keep InnoDB's sleep-and-retry quick enough for a test. */
+static const char *opts_for(const char *extra, char *buf, size_t len)
+{
+	const char *own = !strcmp(policy, "innodb") ? "thread_sleep_delay=200,adaptive_max_sleep_delay=2000,"
+						    : "";
+	snprintf(buf, len, "%s%s", own, extra);
+	return buf;
+}
+
+static ll_gate_t *make_gate(const char *extra)
+{
+	char buf[256];
+	struct ll_error err;
+	ll_gate_t *g = ll_gate_create(policy, opts_for(extra, buf, sizeof(buf)), &err);
+	CHECK(g, "create %s %s: %s", policy, buf, err.msg);
+	return g;
+}
+
+/* --- limit: never more than N inside --- */
+
+static struct {
+	ll_gate_t *g;
+	atomic_int inside, max_inside;
+	atomic_long done;
+	long rounds;
+	int tickets_trx;   /* leave every this many enters (0: ticket-free gate) */
+} lim;
+
+static void note_inside(void)
+{
+	int now = atomic_fetch_add(&lim.inside, 1) + 1;
+	int max = atomic_load(&lim.max_inside);
+	while (now > max && !atomic_compare_exchange_weak(&lim.max_inside, &max, now))
+		;
+}
+
+static void *limit_main(void *arg)
+{
+	ll_gate_thread_t me = { 0 };
+	unsigned seed = (unsigned)(size_t)arg * 2654435761u + 1;
+	for (long i = 0; i < lim.rounds; i++) {
+		ll_gate_enter(lim.g, &me);
+		note_inside();
+		seed = seed * 1103515245u + 12345u;
+		if ((seed >> 16) % 8 == 0) {
+			/* Block "inside": step out, so the count must drop meanwhile. */
+			atomic_fetch_sub(&lim.inside, 1);
+			ll_gate_suspend(lim.g, &me);
+			sched_yield();
+			ll_gate_resume(lim.g, &me);
+			note_inside();
+		} else if ((seed >> 16) % 4 == 0) {
+			sched_yield();   /* give a preempted neighbour the chance to overtake */
+		}
+		atomic_fetch_sub(&lim.inside, 1);
+		ll_gate_exit(lim.g, &me);
+		if (lim.tickets_trx && (i + 1) % lim.tickets_trx == 0)
+			ll_gate_leave(lim.g, &me);
+	}
+	ll_gate_leave(lim.g, &me);
+	atomic_fetch_add(&lim.done, 1);
+	return NULL;
+}
+
+static int test_limit(void)
+{
+	static const struct {
+		const char *opts;
+		int n, trx;
+	} cases[] = {
+		{ "n=1,tickets=0", 1, 0 },
+		{ "n=3,tickets=0", 3, 0 },
+		{ "n=3,tickets=5", 3, 7 },
+		{ "n=8,tickets=2", 8, 0 },
+	};
+	int threads = 64;
+	test_watchdog("gate limit", 600);
+	for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+		char opts[64];
+		/* auto moves N itself: pin its range so the bound is known. */
+		if (!strcmp(policy, "auto"))
+			snprintf(opts, sizeof(opts), "%s,min=1,max=%d,interval_us=200", cases[c].opts,
+				 cases[c].n);
+		else
+			snprintf(opts, sizeof(opts), "%s", cases[c].opts);
+		lim.g = make_gate(opts);
+		atomic_store(&lim.inside, 0);
+		atomic_store(&lim.max_inside, 0);
+		atomic_store(&lim.done, 0);
+		lim.rounds = test_scaled(3000);
+		lim.tickets_trx = cases[c].trx;
+		test_run_threads(threads, limit_main, NULL, 0);
+
+		struct ll_gate_stats st;
+		ll_gate_get_stats(lim.g, &st);
+		int max = atomic_load(&lim.max_inside);
+		printf("%s %s: %d threads, at most %d inside, N %lld..%lld, %llu waits\n", policy,
+		       opts, threads, max, (long long)st.limit_min, (long long)st.limit_max,
+		       (unsigned long long)st.waits);
+		CHECK(max <= cases[c].n, "%d threads inside a gate of N=%d", max, cases[c].n);
+		CHECK(max >= 1, "nobody was ever inside");
+		CHECK(atomic_load(&lim.done) == threads, "%ld of %d threads finished",
+		      atomic_load(&lim.done), threads);
+		CHECK(atomic_load(&lim.inside) == 0, "inside count %d after all left",
+		      atomic_load(&lim.inside));
+		CHECK(st.limit_max <= cases[c].n, "limit went to %lld", (long long)st.limit_max);
+		ll_gate_destroy(lim.g);
+	}
+	return 0;
+}
+
+/* --- tickets: admissions counted exactly --- */
+
+static struct {
+	ll_gate_t *g;
+	long enters, trx;
+	uint64_t admissions[16];
+} tix;
+
+static void *tickets_main(void *arg)
+{
+	size_t id = (size_t)arg;
+	ll_gate_thread_t me = { 0 };
+	for (long i = 0; i < tix.enters; i++) {
+		ll_gate_enter(tix.g, &me);
+		ll_gate_exit(tix.g, &me);
+		if (tix.trx && (i + 1) % tix.trx == 0)
+			ll_gate_leave(tix.g, &me);
+	}
+	ll_gate_leave(tix.g, &me);
+	CHECK(me.enters == (uint64_t)tix.enters, "%llu enters counted",
+	      (unsigned long long)me.enters);
+	tix.admissions[id] = me.admissions;
+	return NULL;
+}
+
+static void run_tickets(int threads)
+{
+	pthread_t t[16];
+	for (int i = 0; i < threads; i++)
+		CHECK(pthread_create(&t[i], NULL, tickets_main, (void *)(size_t)i) == 0, "create");
+	for (int i = 0; i < threads; i++)
+		pthread_join(t[i], NULL);
+}
+
+static int test_tickets(void)
+{
+	test_watchdog("gate tickets", 300);
+	/* T tickets: one admission covers T + 1 enters, transaction ends aside. */
+	static const struct {
+		const char *opts;
+		long enters, trx, expect;
+	} cases[] = {
+		{ "n=2,tickets=0", 100, 0, 100 },    /* every enter is checked */
+		{ "n=2,tickets=3", 100, 0, 25 },     /* 100 / (3 + 1) */
+		{ "n=2,tickets=3", 101, 0, 26 },     /* the 101st starts a new one */
+		{ "n=2,tickets=3", 100, 10, 30 },    /* ceil(10 / 4) per transaction of 10 */
+		{ "n=2,tickets=1000", 500, 0, 1 },   /* all on one admission */
+	};
+	for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+		for (int threads = 1; threads <= 8; threads += 7) {
+			tix.g = make_gate(cases[c].opts);
+			tix.enters = cases[c].enters;
+			tix.trx = cases[c].trx;
+			run_tickets(threads);
+			for (int i = 0; i < threads; i++)
+				CHECK(tix.admissions[i] == (uint64_t)cases[c].expect,
+				      "%s %s, %ld enters, trx %ld, %d threads: thread %d took %llu "
+				      "admissions, expected %ld", policy, cases[c].opts, cases[c].enters,
+				      cases[c].trx, threads, i, (unsigned long long)tix.admissions[i],
+				      cases[c].expect);
+			struct ll_gate_stats st;
+			ll_gate_get_stats(tix.g, &st);
+			CHECK(st.waits <= (uint64_t)(threads * cases[c].expect), "%llu waits",
+			      (unsigned long long)st.waits);
+			if (threads == 1)
+				CHECK(st.waits == 0, "a thread alone waited %llu times",
+				      (unsigned long long)st.waits);
+			ll_gate_destroy(tix.g);
+		}
+	}
+	printf("%s: tickets ok\n", policy);
+	return 0;
+}
+
+/* --- suspend: the slot is freed --- */
+
+static struct {
+	ll_gate_t *g;
+	atomic_int step;       /* 1: A suspended; 2: B inside; 3: A resuming; 4: B gone */
+	atomic_int b_inside;
+	atomic_int a_saw_b_inside;
+} sus;
+
+static void wait_step(int s)
+{
+	while (atomic_load(&sus.step) < s)
+		sched_yield();
+}
+
+static void *suspend_a(void *arg)
+{
+	(void)arg;
+	ll_gate_thread_t me = { 0 };
+	ll_gate_enter(sus.g, &me);
+	CHECK(me.inside, "not inside after enter");
+	ll_gate_suspend(sus.g, &me);
+	CHECK(!me.inside && me.suspended, "suspend kept the slot");
+	atomic_store(&sus.step, 1);
+	wait_step(2);
+	atomic_store(&sus.step, 3);
+	/* N = 1 and B holds the slot: resume must wait for B to leave. */
+	ll_gate_resume(sus.g, &me);
+	atomic_store(&sus.a_saw_b_inside, atomic_load(&sus.b_inside));
+	CHECK(me.inside && !me.suspended, "resume did not take a slot");
+	ll_gate_exit(sus.g, &me);
+	ll_gate_leave(sus.g, &me);
+	return NULL;
+}
+
+static void *suspend_b(void *arg)
+{
+	(void)arg;
+	ll_gate_thread_t me = { 0 };
+	wait_step(1);
+	/* Would hang here (until the watchdog) if A's suspended slot were not free. */
+	ll_gate_enter(sus.g, &me);
+	atomic_store(&sus.b_inside, 1);
+	atomic_store(&sus.step, 2);
+	wait_step(3);
+	/* Let A reach its resume; a resume that failed to wait would see us inside. */
+	for (int i = 0; i < 200; i++)
+		sched_yield();
+	struct timespec ts = { 0, 20 * 1000 * 1000 };
+	nanosleep(&ts, NULL);
+	atomic_store(&sus.b_inside, 0);
+	ll_gate_exit(sus.g, &me);
+	ll_gate_leave(sus.g, &me);
+	return NULL;
+}
+
+static int test_suspend(void)
+{
+	test_watchdog("gate suspend", 120);
+	for (int round = 0; round < 3; round++) {
+		/* tickets=5: suspend must free the slot even while tickets remain. */
+		sus.g = make_gate(!strcmp(policy, "auto") ? "n=1,min=1,max=1,tickets=5" : "n=1,tickets=5");
+		atomic_store(&sus.step, 0);
+		atomic_store(&sus.b_inside, 0);
+		pthread_t a, b;
+		CHECK(pthread_create(&a, NULL, suspend_a, NULL) == 0, "create");
+		CHECK(pthread_create(&b, NULL, suspend_b, NULL) == 0, "create");
+		pthread_join(a, NULL);
+		pthread_join(b, NULL);
+		CHECK(!atomic_load(&sus.a_saw_b_inside), "resume admitted A while B held the only slot");
+		ll_gate_destroy(sus.g);
+	}
+	/* Suspend and resume outside the gate are no-ops. */
+	ll_gate_t *g = make_gate("n=1");
+	ll_gate_thread_t me = { 0 };
+	ll_gate_suspend(g, &me);
+	ll_gate_resume(g, &me);
+	CHECK(!me.inside && !me.suspended && me.admissions == 0, "no-op suspend/resume changed state");
+	ll_gate_destroy(g);
+	printf("%s: suspend/resume ok\n", policy);
+	return 0;
+}
+
+/* --- config --- */
+
+static void expect_error(const char *p, const char *opts, const char *want)
+{
+	struct ll_error err = { "" };
+	ll_gate_t *g = ll_gate_create(p, opts, &err);
+	CHECK(!g, "%s %s accepted", p, opts ? opts : "");
+	CHECK(strstr(err.msg, want) && !strchr(err.msg, '\n'), "%s %s: got '%s', wanted '%s'", p,
+	      opts ? opts : "", err.msg, want);
+}
+
+static int test_config(void)
+{
+	expect_error("lifo", NULL, "unknown gate policy 'lifo' (valid: innodb, fifo, auto)");
+	expect_error("fifo", "m=3", "unknown option 'm' for gate 'fifo' (valid: n, tickets)");
+	expect_error("fifo", "n=0", "option 'n' of gate 'fifo' wants an integer in [1, ");
+	expect_error("innodb", "thread_sleep_delay=-1", "option 'thread_sleep_delay' of gate 'innodb'");
+	expect_error("auto", "n=2,,tickets=1", "malformed options 'n=2,,tickets=1' for gate 'auto' (empty item)");
+	expect_error("auto", "interval_us", "expected KEY=VALUE");
+
+	size_t n = 0;
+	while (ll_gate_policy_at(n))
+		n++;
+	CHECK(n == 3, "%zu policies", n);
+	for (size_t i = 0; i < n; i++) {
+		const struct ll_gate_policy_info *p = ll_gate_policy_at(i);
+		CHECK(p->nknobs >= 2 && !strcmp(p->knobs[0].name, "n") &&
+		      !strcmp(p->knobs[1].name, "tickets"), "%s: n and tickets first", p->name);
+		struct ll_error err;
+		ll_gate_t *g = ll_gate_create(p->name, NULL, &err);
+		CHECK(g, "%s with defaults: %s", p->name, err.msg);
+		CHECK(!strcmp(ll_gate_policy(g), p->name), "policy name");
+		CHECK(ll_gate_limit(g) >= 1, "limit %lld", (long long)ll_gate_limit(g));
+		ll_gate_destroy(g);
+	}
+	struct ll_error err;
+	ll_gate_t *g = ll_gate_create("innodb", "n=5", &err);
+	CHECK(g && ll_gate_limit(g) == 5, "innodb n=5");
+	ll_gate_destroy(g);
+	printf("config: errors and defaults ok\n");
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc == 2 && !strcmp(argv[1], "config"))
+		return test_config();
+	if (argc == 3) {
+		policy = argv[2];
+		if (!strcmp(argv[1], "limit"))
+			return test_limit();
+		if (!strcmp(argv[1], "tickets"))
+			return test_tickets();
+		if (!strcmp(argv[1], "suspend"))
+			return test_suspend();
+	}
+	fprintf(stderr, "usage: %s limit|tickets|suspend POLICY | config\n", argv[0]);
+	return 2;
+}

@@ -1,0 +1,192 @@
+"""Seed 001's server workload: the real locklab-bench's server, and the sweep, store and
+report around admission gates (against the fake locklab-bench)."""
+import json
+import sqlite3
+import subprocess
+
+import pytest
+
+from conftest import locklab, one_line_error, rows
+from locklab import admission, native, store
+
+# --- the real server workload ---
+
+SERVER_KEYS = (
+    "workload gate gate_opts workload_opts threads mutexes hold_ns outside_ns qps "
+    "ns_per_query ops_per_sec ns_per_iter latency_ns_p50 latency_ns_p99 latency_ns_p999 "
+    "latency_ns_max wait_ns_p99 jain cpu_user_pct cpu_sys_pct cpu_idle_pct cs_per_sec "
+    "gate_limit_mean gate_waits mutex_ok"
+).split()
+
+
+def server(*args, status=0):
+    out = subprocess.run([str(native.bench_path()), "bench", "--workload", "server", *args],
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == status, out.stderr
+    return json.loads(out.stdout) if status == 0 else out
+
+
+@pytest.mark.parametrize("gate", ["innodb", "fifo", "auto"])
+def test_server_counts_every_query_through_the_gate(gate):
+    # 8 clients x 300 queries, N = 2: exact totals, mutual exclusion checked on every mutex.
+    opts = "n=2,tickets=3" + (",min=1,max=2" if gate == "auto" else "")
+    opts += ",thread_sleep_delay=100" if gate == "innodb" else ""
+    r = server("--lock", "pthread", "--threads", "8", "--gate", gate, "--gate-opts", opts,
+               "--workload-opts", "trx=5,io_us=10,io_every=7,suspend=1",
+               "--iterations", "300", "--json")
+    missing = [k for k in SERVER_KEYS if k not in r]
+    assert not missing
+    assert r["iterations"] == 8 * 300 and r["min_thread_iters"] == r["max_thread_iters"] == 300
+    assert r["mutex_ok"] is True and r["gate"] == gate and r["workload_opts"].startswith("trx=5")
+    assert r["gate_limit_max"] <= 2
+    assert r["latency_ns_p50"] <= r["latency_ns_p99"] <= r["latency_ns_max"]
+
+
+def test_server_without_gate_and_with_trace():
+    r = server("--lock", "ll", "--threads", "3", "--iterations", "100", "--json")
+    assert r["gate"] == "" and r["iterations"] == 300 and r["mutex_ok"] is True
+    r = server("--lock", "pthread", "--threads", "4", "--gate", "auto", "--duration", "0.1",
+               "--warmup", "0", "--gate-trace", "--json")
+    assert r["gate_trace"] and all(len(s) == 7 and s[1] >= 1 for s in r["gate_trace"])
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--gate", "lifo"], "unknown gate policy 'lifo' (valid: innodb, fifo, auto)"),
+    (["--gate", "fifo", "--gate-opts", "n=0"], "option 'n' of gate 'fifo' wants an integer"),
+    (["--workload-opts", "think=3"], "unknown option 'think' for workload 'server'"),
+    (["--gate-opts", "n=2"], "--gate-opts without --gate"),
+])
+def test_server_refuses_bad_input_in_one_line(args, message):
+    out = server("--lock", "pthread", "--threads", "2", "--iterations", "1", *args, status=2)
+    lines = out.stderr.strip().splitlines()
+    assert len(lines) == 1 and message in lines[0]
+
+
+def test_unknown_workload_is_one_line():
+    out = subprocess.run([str(native.bench_path()), "bench", "--workload", "disk"],
+                         capture_output=True, text=True)
+    assert out.returncode == 2 and "unknown workload 'disk'" in out.stderr
+
+
+# --- sweep, store, report (fake locklab-bench) ---
+
+QUICK = ["--preset", "concurrency-quick", "--duration", "0.01", "--warmup", "0"]
+
+
+def test_concurrency_sweep_stores_gates_and_reports_targets(fake, tmp_path):
+    db = tmp_path / "l.db"
+    out = locklab("sweep", *QUICK, "--db", db, env=fake.env())
+    assert out.returncode == 0, out.stderr
+    points = rows(db)
+    assert len(points) == 3 * (6 * 6 * 2 + 3 * 2 * 2)   # 3 passes
+    gates = {(p["gate"], p["gate_opts"]) for p in points}
+    assert gates == {("", ""), ("innodb", "n=2"), ("innodb", "n=8"), ("fifo", "n=2"),
+                     ("fifo", "n=8"), ("auto", "")}
+    assert all(p["workload"] == "server" and p["ok"] for p in points)
+    io = [p for p in points if p["workload_opts"]]
+    assert {p["workload_opts"] for p in io} == {"io_us=200", "io_us=200,suspend=1"}
+    assert all(p["threads"] == 256 for p in io)
+    one = next(p for p in points if p["gate"] == "auto" and not p["workload_opts"])
+    assert one["latency_ns_p99"] == 2e5 and one["gate_limit_mean"] == 4.0
+    # locklab-bench got the gate as the grid said (the fake logs what it was given).
+    launched = fake.launched()
+    assert {"lock": "pthread", "threads": 1024, "gate": "fifo", "gate_opts": "n=8",
+            "workload_opts": ""} in launched
+
+    rep = locklab("report", "latest", "--db", db, "--out", tmp_path / "r", env=fake.env())
+    assert rep.returncode == 0, rep.stderr
+    lines = rep.stdout.splitlines()
+    assert lines[0].endswith("index.html")
+    checks = lines[1:]
+    assert any(line.startswith("met    reproduced: collapse without a gate") for line in checks)
+    assert any("I/O: suspend keeps the CPU busy" in line for line in checks)
+    assert not any(line.startswith("MISSED") for line in checks), checks
+    index = (tmp_path / "r" / "index.html").read_text()
+    assert "Admission control: seed 001" in index and "admission_clients.png" in index
+    md = (tmp_path / "r" / "admission.md").read_text()
+    assert "| 256 | 68,369 | 194,358 |" in md   # the seed's row beside ours
+    assert (tmp_path / "r" / "admission_n.png").stat().st_size > 0
+
+
+def test_server_sweep_resumes_only_missing_points(fake, tmp_path):
+    db = tmp_path / "l.db"
+    grid = ["--workload", "server", "--locks", "pthread", "--threads", "1,4",
+            "--gate", "none", "--gate", "fifo:n=2", "--gate", "innodb:n=2",
+            "--duration", "0.01", "--warmup", "0"]
+    assert locklab("sweep", *grid, "--db", db, env=fake.env()).returncode == 0
+    conn = sqlite3.connect(db)
+    conn.execute("DELETE FROM points WHERE gate = 'fifo'")
+    conn.execute("UPDATE runs SET finished = NULL")
+    conn.commit()
+    conn.close()
+    before = len(fake.launched())
+    out = locklab("sweep", "--resume", "1", "--db", db, env=fake.env())
+    assert out.returncode == 0, out.stderr
+    again = fake.launched()[before:]
+    assert sorted((p["gate"], p["threads"]) for p in again) == [("fifo", 1), ("fifo", 4)]
+    assert len(rows(db)) == 6
+
+
+def test_bad_gate_is_refused_before_the_sweep(fake, tmp_path):
+    out = locklab("sweep", "--workload", "server", "--locks", "pthread", "--gate", "lifo:n=2",
+                  "--db", tmp_path / "l.db", env=fake.env())
+    assert "unknown gate policy 'lifo'" in one_line_error(out)
+    assert fake.launched() == []
+
+
+OLD_POINTS = """
+CREATE TABLE runs (id INTEGER PRIMARY KEY, started TEXT NOT NULL, finished TEXT,
+    spec TEXT NOT NULL, cpu_model TEXT, cores INTEGER, kernel TEXT, glibc TEXT, version TEXT,
+    floor TEXT);
+CREATE TABLE points (id INTEGER PRIMARY KEY, run_id INTEGER NOT NULL REFERENCES runs(id),
+    lock TEXT NOT NULL, lock_opts TEXT NOT NULL, threads INTEGER NOT NULL,
+    mutexes INTEGER NOT NULL, hold_ns INTEGER NOT NULL, outside_ns INTEGER NOT NULL,
+    rep INTEGER NOT NULL, ok INTEGER NOT NULL, error TEXT, wall_s REAL, finished TEXT NOT NULL,
+    ns_per_iter REAL, ops_per_sec REAL, raw TEXT,
+    UNIQUE (run_id, lock, lock_opts, threads, mutexes, hold_ns, outside_ns, rep));
+INSERT INTO runs VALUES (1, 'then', 'then', '{"locks": ["pthread"], "repeat": 1}', 'cpu', 2,
+    'k', 'g', '0.1', '{}');
+INSERT INTO points (run_id, lock, lock_opts, threads, mutexes, hold_ns, outside_ns, rep, ok,
+    finished, ns_per_iter, ops_per_sec) VALUES (1, 'pthread', '', 4, 1, 0, 0, 0, 1, 'then',
+    50.0, 2e7);
+"""
+
+
+def test_a_database_from_before_the_server_workload_opens_and_widens(tmp_path):
+    db = tmp_path / "old.db"
+    conn = sqlite3.connect(db)
+    conn.executescript(OLD_POINTS)
+    conn.close()
+    conn = store.connect(db)
+    (old,) = store.points(conn, 1)
+    assert old["workload"] == "mutex" and old["gate"] == "" and old["ns_per_iter"] == 50.0
+    # The widened key takes two points that differ only in their gate.
+    for gate in ("fifo", "innodb"):
+        point = store.Point("pthread", "", 4, 1, 0, 0, 0, "server", gate, "n=2", "")
+        store.record_point(conn, 1, point, error=None, wall_s=0.1, raw=None,
+                           result={"ops_per_sec": 1.0, "latency_ns_p99": 7.0})
+    assert len(store.points(conn, 1)) == 3
+    assert {p.gate for p in store.done_points(conn, 1)} == {"", "fifo", "innodb"}
+    medians = store.medians(store.points(conn, 1))
+    assert sorted(m["latency_ns_p99"] or 0 for m in medians) == [0, 7.0, 7.0]
+
+
+def point(lock, clients, gate, opts, qps, wopts="", cpus=2.0, mean=None):
+    return {"workload": "server", "lock": lock, "lock_opts": "", "threads": clients,
+            "gate": gate, "gate_opts": opts, "workload_opts": wopts, "ops_per_sec": qps,
+            "cpu_ns_per_iter": cpus * 1e9 / qps, "cpu_idle_pct": 50.0, "gate_limit_mean": mean}
+
+
+def test_targets_are_missed_when_the_numbers_say_so():
+    pts = [point("pthread", t, "innodb", "n=4", 100.0) for t in (4, 64)]
+    pts += [point("pthread", 4, "fifo", "n=4", 99.0), point("pthread", 64, "fifo", "n=4", 90.0)]
+    pts += [point("pthread", 4, "auto", "", 96.0), point("pthread", 64, "auto", "", 80.0)]
+    pts += [point("pthread", 256, "innodb", "n=8", 10.0, "io_us=200", cpus=0.2),
+            point("pthread", 256, "fifo", "n=8", 12.0, "io_us=200,suspend=1", cpus=0.24)]
+    checks = {c["target"]: c for c in admission.check(pts)}
+    fifo = checks["fifo >= innodb, same N"]
+    assert not fifo["ok"] and "by more than 5% at 1" in fifo["text"]
+    auto = checks["auto >= 0.95x best fixed N"]
+    assert not auto["ok"] and "below at 1 (64)" in auto["text"]
+    io = checks["I/O: suspend keeps the CPU busy"]
+    assert not io["ok"] and "server CPUs 0.20 -> 0.24" in io["text"]   # 1.2x, not 1.5x
