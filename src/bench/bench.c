@@ -371,21 +371,9 @@ int cmd_bench(int argc, char **argv)
 	atomic_store(&run.phase, c.iterations ? MEASURE : WARMUP);
 	pthread_barrier_init(&run.start, NULL, (unsigned)c.threads + 1);
 
-	pthread_attr_t attr;
-	pthread_attr_init(&attr);
-	/* 1024 threads x 8 MiB of default stack is address space nobody needs. */
-	pthread_attr_setstacksize(&attr, 128 * 1024);
-	for (int64_t i = 0; i < c.threads; i++) {
+	for (int64_t i = 0; i < c.threads; i++)
 		w[i].slot = &slots[i % c.mutexes];
-		rc = pthread_create(&tids[i], &attr, worker_main, &w[i]);
-		if (rc) {
-			/* Threads already waiting at the barrier would never leave: exit now. */
-			fprintf(stderr, "locklab: bench: cannot create thread %" PRId64 " of %" PRId64
-				": %s\n", i + 1, c.threads, strerror(rc));
-			exit(EXIT_USAGE);
-		}
-	}
-	pthread_attr_destroy(&attr);
+	start_threads(tids, c.threads, worker_main, w, sizeof(*w), "thread");
 
 	struct snapshot a, b;
 	uint64_t *start_iters = calloc((size_t)c.threads, sizeof(uint64_t));

@@ -1,12 +1,14 @@
 /*
  * measure.c: /proc/stat, rusage and timed joins for the benchmark workloads.
  */
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "locklab/spin.h"
+#include "cli.h"
 #include "measure.h"
 
 static void read_proc_stat(struct cpu_ticks *t)
@@ -82,4 +84,21 @@ int join_until(pthread_t *tids, int64_t n, double seconds)
 		if (pthread_timedjoin_np(tids[i], NULL, &dl))
 			return 0;
 	return 1;
+}
+
+void start_threads(pthread_t *tids, int64_t n, void *(*fn)(void *), void *args, size_t stride,
+		   const char *what)
+{
+	pthread_attr_t attr;
+	pthread_attr_init(&attr);
+	pthread_attr_setstacksize(&attr, 128 * 1024);
+	for (int64_t i = 0; i < n; i++) {
+		int rc = pthread_create(&tids[i], &attr, fn, (char *)args + (size_t)i * stride);
+		if (rc) {
+			fprintf(stderr, "locklab: bench: cannot create %s %" PRId64 " of %" PRId64 ": %s\n",
+				what, i + 1, n, strerror(rc));
+			exit(EXIT_USAGE);
+		}
+	}
+	pthread_attr_destroy(&attr);
 }

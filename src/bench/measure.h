@@ -35,6 +35,16 @@ void window_between(const struct snapshot *a, const struct snapshot *b, struct w
 
 void sleep_seconds(double s);
 
+/*
+ * Start n threads running fn(args + i * stride), with small stacks (1024
+ * threads x 8 MiB of default stack is address space nobody needs).  A
+ * thread that cannot be created ends the process with a one-line error
+ * naming `what`: those already started wait at a barrier they would never
+ * leave.
+ */
+void start_threads(pthread_t *tids, int64_t n, void *(*fn)(void *), void *args, size_t stride,
+		   const char *what);
+
 /* Join every thread within `seconds`; 0 when some are still running then. */
 int join_until(pthread_t *tids, int64_t n, double seconds);
 

@@ -467,18 +467,7 @@ int cmd_server(int argc, char **argv)
 	atomic_store(&srv.phase, c.iterations ? MEASURE : WARMUP);
 	pthread_barrier_init(&srv.start, NULL, (unsigned)c.threads + 1);
 
-	pthread_attr_t attr;
-	pthread_attr_init(&attr);
-	pthread_attr_setstacksize(&attr, 128 * 1024);
-	for (int64_t i = 0; i < c.threads; i++) {
-		rc = pthread_create(&tids[i], &attr, client_main, &cl[i]);
-		if (rc) {
-			fprintf(stderr, "locklab: bench: cannot create client %" PRId64 " of %" PRId64
-				": %s\n", i + 1, c.threads, strerror(rc));
-			exit(EXIT_USAGE);
-		}
-	}
-	pthread_attr_destroy(&attr);
+	start_threads(tids, c.threads, client_main, cl, sizeof(*cl), "client");
 
 	struct snapshot a, b;
 	uint64_t *start_queries = calloc((size_t)c.threads, sizeof(uint64_t));
