@@ -74,12 +74,22 @@ double ll_spin_ns(unsigned policy);
 /* Waits of `policy` that take about `ns` nanoseconds; at least 1 when ns > 0. */
 uint32_t ll_spin_iters(unsigned policy, int64_t ns);
 
+/* CLOCK_MONOTONIC in ns: inline (vDSO) where <time.h> shows POSIX clocks. */
+uint64_t ll_now_ns_call(void);
+#ifdef CLOCK_MONOTONIC
 static inline uint64_t ll_now_ns(void)
 {
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
+#else
+/* Strict ISO C (-std=c11 without _POSIX_C_SOURCE) hides the clocks: the library's copy. */
+static inline uint64_t ll_now_ns(void)
+{
+	return ll_now_ns_call();
+}
+#endif
 
 static inline uint64_t ll_timespec_ns(const struct timespec *ts)
 {

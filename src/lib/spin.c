@@ -87,3 +87,8 @@ uint32_t ll_rand32(void)
 	state ^= state << 5;
 	return state;
 }
+
+uint64_t ll_now_ns_call(void)
+{
+	return ll_now_ns();
+}
