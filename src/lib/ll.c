@@ -535,7 +535,7 @@ release:
 }
 
 static const struct ll_knob knobs[] = {
-	LL_KNOB_INT(struct ll_ll_config, spin_ns, 2000, 0, 100000000,
+	LL_KNOB_INT(struct ll_ll_config, spin_ns, 0, 0, 100000000,
 		    "spin before sleeping, ns (newcomers without a heir, and the heir)"),
 	LL_KNOB_INT(struct ll_ll_config, handoff_ns, 1000000, 0, 10000000000,
 		    "longest turn a holder keeps the lock while a heir waits, ns (0: no handoff)"),
