@@ -85,3 +85,18 @@ int test_ncpu(void)
 	long n = sysconf(_SC_NPROCESSORS_ONLN);
 	return n > 0 ? (int)n : 1;
 }
+
+const struct test_case *test_pick(int argc, char **argv, const struct test_case *cases, size_t n,
+				  const char *usage, const char **arg)
+{
+	for (size_t i = 0; argc >= 2 && i < n; i++) {
+		if (strcmp(argv[1], cases[i].name))
+			continue;
+		if (cases[i].needs_arg && argc < 3)
+			break;
+		*arg = argc >= 3 ? argv[2] : NULL;
+		return &cases[i];
+	}
+	fprintf(stderr, "usage: %s %s\n", argv[0], usage);
+	return NULL;
+}

@@ -36,4 +36,19 @@ void test_watchdog(const char *what, int seconds);
 /* Online CPUs. */
 int test_ncpu(void);
 
+/* One test of a test program: its name, its body, and whether it takes an argument (a lock, a policy). */
+struct test_case {
+	const char *name;
+	int (*run)(void);
+	int needs_arg;
+};
+
+/*
+ * The case argv[1] names, with *arg = argv[2] (or NULL).  NULL, after
+ * "usage: PROG USAGE" on stderr, when none matches or its argument is
+ * missing; the caller exits 2.
+ */
+const struct test_case *test_pick(int argc, char **argv, const struct test_case *cases, size_t n,
+				  const char *usage, const char **arg);
+
 #endif

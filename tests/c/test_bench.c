@@ -82,10 +82,11 @@ static int test_calibration(void)
 
 int main(int argc, char **argv)
 {
-	if (argc == 2 && !strcmp(argv[1], "histogram"))
-		return test_histogram();
-	if (argc == 2 && !strcmp(argv[1], "calibration"))
-		return test_calibration();
-	fprintf(stderr, "usage: %s histogram|calibration\n", argv[0]);
-	return 2;
+	static const struct test_case tests[] = {
+		{ "histogram", test_histogram, 0 }, { "calibration", test_calibration, 0 },
+	};
+	const char *unused;
+	const struct test_case *t = test_pick(argc, argv, tests, sizeof(tests) / sizeof(tests[0]),
+					      "histogram|calibration", &unused);
+	return t ? t->run() : 2;
 }

@@ -334,17 +334,11 @@ static int test_config(void)
 
 int main(int argc, char **argv)
 {
-	if (argc == 2 && !strcmp(argv[1], "config"))
-		return test_config();
-	if (argc == 3) {
-		policy = argv[2];
-		if (!strcmp(argv[1], "limit"))
-			return test_limit();
-		if (!strcmp(argv[1], "tickets"))
-			return test_tickets();
-		if (!strcmp(argv[1], "suspend"))
-			return test_suspend();
-	}
-	fprintf(stderr, "usage: %s limit|tickets|suspend POLICY | config\n", argv[0]);
-	return 2;
+	static const struct test_case tests[] = {
+		{ "limit", test_limit, 1 },     { "tickets", test_tickets, 1 },
+		{ "suspend", test_suspend, 1 }, { "config", test_config, 0 },
+	};
+	const struct test_case *t = test_pick(argc, argv, tests, sizeof(tests) / sizeof(tests[0]),
+					      "limit|tickets|suspend POLICY | config", &policy);
+	return t ? t->run() : 2;
 }

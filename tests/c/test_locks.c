@@ -499,25 +499,13 @@ static int test_config(void)
 
 int main(int argc, char **argv)
 {
-	static const struct {
-		const char *name;
-		int (*run)(void);
-		int needs_algo;
-	} tests[] = {
+	static const struct test_case tests[] = {
 		{ "exclusion", test_exclusion, 1 }, { "trylock", test_trylock, 1 },
 		{ "timed", test_timed, 1 },         { "wakeup", test_wakeup, 1 },
 		{ "nested", test_nested, 0 },       { "config", test_config, 0 },
 	};
-	for (size_t i = 0; argc >= 2 && i < sizeof(tests) / sizeof(tests[0]); i++) {
-		if (strcmp(argv[1], tests[i].name))
-			continue;
-		if (tests[i].needs_algo && argc < 3) {
-			fprintf(stderr, "usage: %s %s ALGO\n", argv[0], argv[1]);
-			return 2;
-		}
-		algo = argc >= 3 ? argv[2] : NULL;
-		return tests[i].run();
-	}
-	fprintf(stderr, "usage: %s exclusion|trylock|timed|wakeup ALGO | nested | config\n", argv[0]);
-	return 2;
+	const struct test_case *t = test_pick(argc, argv, tests, sizeof(tests) / sizeof(tests[0]),
+					      "exclusion|trylock|timed|wakeup ALGO | nested | config",
+					      &algo);
+	return t ? t->run() : 2;
 }

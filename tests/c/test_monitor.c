@@ -824,30 +824,19 @@ static int test_toggle(void)
 
 int main(int argc, char **argv)
 {
-	static const struct {
-		const char *name;
-		int (*run)(void);
-		int needs_algo;
-	} tests[] = {
+	static const struct test_case tests[] = {
 		{ "counts", test_counts, 1 },     { "watchdog", test_watchdog_fires, 1 },
 		{ "dump", test_dump, 0 },         { "registry", test_registry, 0 },
 		{ "toggle", test_toggle, 0 },
 	};
 	pthread_setname_np(pthread_self(), "test_monitor");
-	for (size_t i = 0; argc >= 2 && i < sizeof(tests) / sizeof(tests[0]); i++) {
-		if (strcmp(argv[1], tests[i].name))
-			continue;
-		if (tests[i].needs_algo && argc < 3) {
-			fprintf(stderr, "usage: %s %s LOCK\n", argv[0], argv[1]);
-			return 2;
-		}
-		if (!ll_monitor_available()) {
-			printf("%s: skipped: the library was built with LL_MONITOR=OFF\n", argv[1]);
-			return TEST_SKIPPED;
-		}
-		algo = argc >= 3 ? argv[2] : NULL;
-		return tests[i].run();
+	const struct test_case *t = test_pick(argc, argv, tests, sizeof(tests) / sizeof(tests[0]),
+					      "counts|watchdog LOCK | dump | registry | toggle", &algo);
+	if (!t)
+		return 2;
+	if (!ll_monitor_available()) {
+		printf("%s: skipped: the library was built with LL_MONITOR=OFF\n", argv[1]);
+		return TEST_SKIPPED;
 	}
-	fprintf(stderr, "usage: %s counts|watchdog LOCK | dump | registry | toggle\n", argv[0]);
-	return 2;
+	return t->run();
 }
