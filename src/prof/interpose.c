@@ -107,8 +107,10 @@ static uint32_t next_countdown(void)
 	return n / 2 + 1 + x % n;
 }
 
-/* Called on 1 acquisition in N: remember when this lock was taken. */
-static void hold_begin(const void *lock, uint8_t kind, uintptr_t caller)
+/* Called on 1 acquisition in N: remember when this lock was taken.  Kept out of
+ * line so that the fast paths that call it need no stack frame of their own. */
+static __attribute__((noinline, cold)) void hold_begin(const void *lock, uint8_t kind,
+						      uintptr_t caller)
 {
 	if (prof_cfg.hold_every <= 0) {
 		/* Sampling off, or the configuration not read yet: look again later. */
@@ -132,7 +134,14 @@ static void hold_begin(const void *lock, uint8_t kind, uintptr_t caller)
 		prof_tls.held[oldest] = prof_tls.held[--n];
 	}
 	prof_tls.held[n].lock = lock;
-	prof_tls.held[n].site = l ? prof_lock_site(l, caller) : caller;
+	prof_tls.held[n].key = lock;
+	prof_tls.held[n].site = caller;
+	if (l) {
+		prof_tls.held[n].site = prof_lock_site(l, caller);
+		prof_lock_mark_sampled(l, prof_tls.held[n].site);
+		if (!prof_lock_is_static(l))
+			prof_tls.held[n].key = NULL;
+	}
 	prof_tls.held[n].kind = kind;
 	prof_tls.held[n].t = prof_now();
 	prof_tls.nheld = (uint8_t)(n + 1);
@@ -154,8 +163,8 @@ static void hold_end(const void *lock, uintptr_t caller)
 		if (prof_tls.held[i].lock != lock)
 			continue;
 		uint64_t ns = prof_now() - prof_tls.held[i].t;
-		prof_record(PROF_EV_HOLD, prof_tls.held[i].kind, lock, prof_tls.held[i].site, caller,
-			    0, ns, 1);
+		prof_record(PROF_EV_HOLD, prof_tls.held[i].kind, prof_tls.held[i].key,
+			    prof_tls.held[i].site, caller, 0, ns, 1);
 		prof_tls.held[i] = prof_tls.held[--prof_tls.nheld];
 		return;
 	}
@@ -263,8 +272,20 @@ static int block_clock(struct wait_call *w)
 	return REAL(mutex_clocklock)(w->lock, w->clock, w->abs);
 }
 
-static int mutex_acquire(pthread_mutex_t *m, uint8_t event, int (*block)(struct wait_call *),
-			 clockid_t clk, const struct timespec *abs, uintptr_t caller)
+static __attribute__((noinline)) int mutex_contended(pthread_mutex_t *m, uint8_t event,
+						     int (*block)(struct wait_call *),
+						     clockid_t clk, const struct timespec *abs,
+						     uintptr_t caller)
+{
+	struct wait_call w = { block, m, clk, abs, NULL };
+	return wait_slow(&w, event, PROF_MUTEX, caller);
+}
+
+/* Inlined into each entry point: the uncontended lock is the trylock, a
+ * countdown and a return, with the slow path's frame set up only when needed. */
+static inline __attribute__((always_inline)) int
+mutex_acquire(pthread_mutex_t *m, uint8_t event, int (*block)(struct wait_call *), clockid_t clk,
+	      const struct timespec *abs, uintptr_t caller)
 {
 	int r = REAL(mutex_trylock)(m);
 	if (likely(r == 0 || r == EOWNERDEAD)) {
@@ -273,8 +294,7 @@ static int mutex_acquire(pthread_mutex_t *m, uint8_t event, int (*block)(struct 
 	}
 	if (r != EBUSY)
 		return r;
-	struct wait_call w = { block, m, clk, abs, NULL };
-	return wait_slow(&w, event, PROF_MUTEX, caller);
+	return mutex_contended(m, event, block, clk, abs, caller);
 }
 
 PROF_EXPORT int pthread_mutex_lock(pthread_mutex_t *m)
@@ -408,8 +428,18 @@ static int block_clockwr(struct wait_call *w)
 	return REAL(rw_clockwrlock)(w->lock, w->clock, w->abs);
 }
 
-static int rw_acquire(pthread_rwlock_t *rw, int write, int (*block)(struct wait_call *),
-		      clockid_t clk, const struct timespec *abs, uintptr_t caller)
+static __attribute__((noinline)) int rw_contended(pthread_rwlock_t *rw, int write,
+						  int (*block)(struct wait_call *), clockid_t clk,
+						  const struct timespec *abs, uintptr_t caller)
+{
+	struct wait_call w = { block, rw, clk, abs, NULL };
+	return wait_slow(&w, write ? PROF_EV_WRITE : PROF_EV_READ, PROF_RWLOCK, caller);
+}
+
+/* Inlined, as mutex_acquire. */
+static inline __attribute__((always_inline)) int
+rw_acquire(pthread_rwlock_t *rw, int write, int (*block)(struct wait_call *), clockid_t clk,
+	   const struct timespec *abs, uintptr_t caller)
 {
 	int r = write ? REAL(rw_trywrlock)(rw) : REAL(rw_tryrdlock)(rw);
 	if (likely(r == 0)) {
@@ -418,8 +448,7 @@ static int rw_acquire(pthread_rwlock_t *rw, int write, int (*block)(struct wait_
 	}
 	if (r != EBUSY)
 		return r;
-	struct wait_call w = { block, rw, clk, abs, NULL };
-	return wait_slow(&w, write ? PROF_EV_WRITE : PROF_EV_READ, PROF_RWLOCK, caller);
+	return rw_contended(rw, write, block, clk, abs, caller);
 }
 
 PROF_EXPORT int pthread_rwlock_rdlock(pthread_rwlock_t *rw)

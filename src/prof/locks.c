@@ -14,6 +14,7 @@
  * after the final release) goes to the last charged holder.  So the blame of
  * all holders adds up to the waits of all waiters.
  */
+#include <dlfcn.h>
 #include <sys/mman.h>
 
 #include "prof.h"
@@ -23,7 +24,8 @@
 #define LOCK_PROBES 64
 
 static _Atomic(struct prof_lock *) table;
-static _Atomic(uint32_t *) claimed;     /* slot indexes in claim order, for fork */
+/* Slot indexes in claim order: for fork, and for the report's instance count. */
+static _Atomic(atomic_uint *) claimed;
 static atomic_uint nclaimed;
 static atomic_ullong dropped;
 
@@ -34,7 +36,7 @@ static struct prof_lock *table_get(void)
 	if (likely(t))
 		return t;
 	struct prof_lock *fresh = prof_map(LOCK_SLOTS * sizeof(struct prof_lock));
-	uint32_t *list = prof_map(LOCK_SLOTS * sizeof(uint32_t));
+	atomic_uint *list = prof_map(LOCK_SLOTS * sizeof(atomic_uint));
 	if (!fresh || !list)
 		return NULL;
 	struct prof_lock *expect = NULL;
@@ -71,10 +73,11 @@ struct prof_lock *prof_lock_find(const void *addr, int create)
 		/* Claim the empty slot; a racer may claim it first, for this address or another. */
 		if (atomic_compare_exchange_strong_explicit(&t[i].addr, &cur, a, memory_order_relaxed,
 							    memory_order_relaxed)) {
-			/* Relaxed: the claim list is read only in a fork child, where this
-			 * thread is the only one left. */
+			/* Relaxed: a reporter that reads an entry before it is written sees
+			 * slot 0, which it checks like any other (see prof_lock_each_sampled). */
 			uint32_t n = atomic_fetch_add_explicit(&nclaimed, 1, memory_order_relaxed);
-			atomic_load_explicit(&claimed, memory_order_relaxed)[n] = i;
+			atomic_store_explicit(&atomic_load_explicit(&claimed, memory_order_relaxed)[n],
+					      i, memory_order_relaxed);
 			return &t[i];
 		}
 		if (cur == a)
@@ -123,6 +126,48 @@ uintptr_t prof_lock_site(struct prof_lock *l, uintptr_t pc)
 						    memory_order_relaxed))
 		return pc;
 	return site;
+}
+
+int prof_lock_is_static(struct prof_lock *l)
+{
+	/* Relaxed: an address's answer never changes while its object stays loaded, so
+	 * racing threads store the same value. */
+	unsigned char w = atomic_load_explicit(&l->where, memory_order_relaxed);
+	if (unlikely(!w)) {
+		/* _dl_find_object takes no lock and allocates nothing (glibc 2.35+), so it
+		 * is safe here even inside malloc.  An object's range covers its .data and
+		 * .bss; the heap, mmap'd memory and stacks lie outside every object. */
+		struct dl_find_object o;
+		void *a = (void *)atomic_load_explicit(&l->addr, memory_order_relaxed);
+		w = _dl_find_object(a, &o) == 0 ? PROF_WHERE_STATIC : PROF_WHERE_HEAP;
+		atomic_store_explicit(&l->where, w, memory_order_relaxed);
+	}
+	return w == PROF_WHERE_STATIC;
+}
+
+void prof_lock_mark_sampled(struct prof_lock *l, uintptr_t site)
+{
+	/* Relaxed: a naming hint for the report; read first so that the line stays clean. */
+	if (atomic_load_explicit(&l->sampled_site, memory_order_relaxed) != site)
+		atomic_store_explicit(&l->sampled_site, site, memory_order_relaxed);
+}
+
+void prof_lock_each_sampled(void (*fn)(void *, uintptr_t, uintptr_t), void *arg)
+{
+	/* Acquire: pairs with the release CAS that published the table and its claim list. */
+	struct prof_lock *t = atomic_load_explicit(&table, memory_order_acquire);
+	if (!t)
+		return;
+	atomic_uint *list = atomic_load_explicit(&claimed, memory_order_relaxed);
+	uint32_t n = atomic_load_explicit(&nclaimed, memory_order_relaxed);
+	for (uint32_t k = 0; k < n && k < LOCK_SLOTS; k++) {
+		/* Relaxed: a slot claimed a moment ago may still read 0 here; slot 0 is then
+		 * looked at twice, which the caller's count of distinct addresses absorbs. */
+		struct prof_lock *l = &t[atomic_load_explicit(&list[k], memory_order_relaxed)];
+		uintptr_t site = atomic_load_explicit(&l->sampled_site, memory_order_relaxed);
+		if (site)
+			fn(arg, atomic_load_explicit(&l->addr, memory_order_relaxed), site);
+	}
 }
 
 static inline void cpu_relax(void)
@@ -197,13 +242,15 @@ void prof_lock_after_fork(void)
 	/* Only the forking thread exists now: the waiters counted in the parent are
 	 * gone, and a guard they held would never be released. */
 	struct prof_lock *t = atomic_load_explicit(&table, memory_order_relaxed);
-	uint32_t *list = atomic_load_explicit(&claimed, memory_order_relaxed);
+	atomic_uint *list = atomic_load_explicit(&claimed, memory_order_relaxed);
 	if (!t || !list)
 		return;
 	uint32_t n = atomic_load_explicit(&nclaimed, memory_order_relaxed);
 	for (uint32_t k = 0; k < n && k < LOCK_SLOTS; k++) {
-		struct prof_lock *l = &t[list[k]];
+		struct prof_lock *l = &t[atomic_load_explicit(&list[k], memory_order_relaxed)];
 		atomic_store_explicit(&l->guard, 0, memory_order_relaxed);
+		/* The child counts the instances it samples itself. */
+		atomic_store_explicit(&l->sampled_site, 0, memory_order_relaxed);
 		l->nwaiting = 0;
 		l->integ_ns = 0;
 		l->integ_ts = 0;

@@ -7,7 +7,7 @@
  *                                   nothing else: no table, no clock, no syscall
  *   slow path (lock was busy)       the lock table (one entry per lock address),
  *                                   the stack table, this thread's records
- *   sampled hold (1 in N)           the clock and this thread's records
+ *   sampled hold (1 in N)           the clock, the lock's table entry, this thread's records
  *   reporter (exit, signal, timer)  everything, read-only but for the interval
  *                                   baselines, which only it writes
  *
@@ -75,13 +75,25 @@ struct prof_lock {
 	_Atomic uintptr_t init_pc;    /* caller of pthread_*_init (0: none seen) */
 	_Atomic uintptr_t first_pc;   /* caller at the first contended use */
 	_Atomic uint32_t last_holder; /* stack of the last contended unlock */
-	atomic_uint guard;            /* spin guard of the four fields below */
+	atomic_uint guard;            /* spin guard of nwaiting and integ_* */
 	uint32_t nwaiting;            /* threads now blocked on it (as we counted them) */
+	atomic_uchar where;           /* 0 not known yet, PROF_WHERE_STATIC or _HEAP */
 	uint64_t integ_ns;            /* waiter-ns not yet charged to a holder */
 	uint64_t integ_ts;            /* when integ_ns was last brought up to date */
+	/* The naming site when a hold was last sampled here (0: never): an instance
+	 * for the report, still named after the lock is destroyed. */
+	_Atomic uintptr_t sampled_site;
 };
 
-/* One record per (lock, site, event, stack, caller) per thread. */
+enum { PROF_WHERE_STATIC = 1, PROF_WHERE_HEAP = 2 };
+
+/*
+ * One record per (lock, site, event, stack, caller) per thread.  Sampled
+ * holds of heap locks are kept with lock 0: their name is their site, and
+ * keyed by address a program with thousands of locks (memcached's item
+ * locks) would make thousands of records per thread; instances are counted
+ * from the lock table instead (prof_lock_each_sampled).
+ */
 struct prof_rec {
 	atomic_uint used;             /* published with release once the key is written */
 	uint8_t event, kind;
@@ -112,6 +124,7 @@ struct prof_tls {
 	uint8_t nheld;
 	struct {
 		const void *lock;
+		const void *key;      /* the record's lock: the address if static, else 0 */
 		uintptr_t site;
 		uint64_t t;
 		uint8_t kind;
@@ -174,6 +187,11 @@ void prof_lock_wait_begin(struct prof_lock *l, uint64_t now);
 /* Returns waiter-ns left over when the last waiter leaves (charged to last_holder). */
 uint64_t prof_lock_wait_end(struct prof_lock *l, uint64_t now);
 uint64_t prof_lock_take_blame(struct prof_lock *l, uint64_t now);
+/* Whether the lock lives in a loaded object's memory (its name is a symbol). */
+int prof_lock_is_static(struct prof_lock *l);
+void prof_lock_mark_sampled(struct prof_lock *l, uintptr_t site);
+/* Report time: fn(arg, address, naming site) for each lock with a sampled hold. */
+void prof_lock_each_sampled(void (*fn)(void *, uintptr_t, uintptr_t), void *arg);
 void prof_lock_after_fork(void);
 uint64_t prof_lock_dropped(void);
 

@@ -178,20 +178,37 @@ static void stats_add(struct stats *s, const struct item *it)
 		s->hist[b] += it->hist[b];
 }
 
-static struct group *group_get(struct ctx *c, uint8_t tag, uint8_t event, const char *lock,
-			       const struct prof_thread *t, const uintptr_t *pcs, int npcs,
-			       uintptr_t addr, struct group *parent, int *fresh)
+static uint64_t group_hash(uint8_t tag, uint8_t event, const char *lock,
+			   const struct prof_thread *t, const uintptr_t *pcs, int npcs, uintptr_t addr)
 {
 	uint64_t h = mix(mix(mix(mix(tag, event), (uintptr_t)lock), (uintptr_t)t), addr);
 	for (int i = 0; i < npcs; i++)
 		h = mix(h, pcs[i]);
-	struct group **b = &c->bucket[h & (BUCKETS - 1)];
-	for (struct group *g = *b; g; g = g->chain)
+	return h;
+}
+
+static struct group *group_find(struct ctx *c, uint64_t h, uint8_t tag, uint8_t event,
+				const char *lock, const struct prof_thread *t, const uintptr_t *pcs,
+				int npcs, uintptr_t addr)
+{
+	for (struct group *g = c->bucket[h & (BUCKETS - 1)]; g; g = g->chain)
 		if (g->hash == h && g->tag == tag && g->event == event && g->lock == lock &&
 		    g->thread == t && g->addr == addr && g->npcs == npcs &&
 		    !memcmp(g->pcs, pcs, sizeof(*pcs) * (size_t)npcs))
 			return g;
-	struct group *g = prof_arena_alloc(sizeof(*g));
+	return NULL;
+}
+
+static struct group *group_get(struct ctx *c, uint8_t tag, uint8_t event, const char *lock,
+			       const struct prof_thread *t, const uintptr_t *pcs, int npcs,
+			       uintptr_t addr, struct group *parent, int *fresh)
+{
+	uint64_t h = group_hash(tag, event, lock, t, pcs, npcs, addr);
+	struct group *g = group_find(c, h, tag, event, lock, t, pcs, npcs, addr);
+	if (g)
+		return g;
+	struct group **b = &c->bucket[h & (BUCKETS - 1)];
+	g = prof_arena_alloc(sizeof(*g));
 	if (!g)
 		return NULL;
 	memset(g, 0, sizeof(*g));
@@ -263,7 +280,8 @@ static void add_item(struct ctx *c, struct item *it)
 		memset(l->ev, 0, sizeof(struct stats) * PROF_NEVENTS);
 	}
 	fresh = 0;
-	if (group_get(c, G_INST, 0, name, NULL, NULL, 0, r->addr, l, &fresh) && fresh)
+	/* Address 0: a sampled hold of a heap lock, whose instances the lock table counts. */
+	if (r->addr && group_get(c, G_INST, 0, name, NULL, NULL, 0, r->addr, l, &fresh) && fresh)
 		l->instances++;
 	stats_add(&l->ev[r->event], it);
 
@@ -292,6 +310,19 @@ static void add_item(struct ctx *c, struct item *it)
 		if ((g = group_get(c, G_HOLD_ROW, 0, name, NULL, &r->caller, 1, 0, l, NULL)))
 			stats_add(&g->s, it);
 	}
+}
+
+/* A lock whose hold was sampled: one more instance of its name, if the report has it. */
+static void add_sampled_instance(void *arg, uintptr_t addr, uintptr_t site)
+{
+	struct ctx *c = arg;
+	int is_static = 0;
+	const char *name = lock_name(c, addr, site, &is_static);
+	struct group *l = group_find(c, group_hash(G_LOCK, 0, name, NULL, NULL, 0, 0), G_LOCK, 0,
+				     name, NULL, NULL, 0, 0);
+	int fresh = 0;
+	if (l && group_get(c, G_INST, 0, name, NULL, NULL, 0, addr, l, &fresh) && fresh)
+		l->instances++;
 }
 
 /* ------------------------------------------------------------ ordering */
@@ -702,6 +733,7 @@ void prof_report(enum prof_dump_reason why, struct prof_buf *text, struct prof_b
 				add_item(&c, &it);
 		}
 	}
+	prof_lock_each_sampled(add_sampled_instance, &c);
 	if (text)
 		text_report(&c, text, why, now);
 	if (json)

@@ -228,6 +228,51 @@ def test_threads_that_ran_before_the_constructor(tmp_path):
     assert hot["count"] > 0 and rep["end_ns"] - rep["start_ns"] > 0
 
 
+MANY_LOCKS = r"""
+#include <pthread.h>
+#include <stdlib.h>
+enum { HEAP = 20000, ROUNDS = 3, STATIC_ROUNDS = 1000 };
+pthread_mutex_t statics[3];
+/* One init site for every lock, heap and static: the statics stay apart by symbol. */
+__attribute__((noinline)) static void init_lock(pthread_mutex_t *m) { pthread_mutex_init(m, 0); }
+__attribute__((noinline)) static void take(pthread_mutex_t *m)
+{
+    pthread_mutex_lock(m);
+    pthread_mutex_unlock(m);
+}
+int main(void)
+{
+    pthread_mutex_t *heap = malloc(HEAP * sizeof(*heap));
+    for (int i = 0; i < HEAP; i++) init_lock(&heap[i]);
+    for (int i = 0; i < 3; i++) init_lock(&statics[i]);
+    for (int r = 0; r < ROUNDS; r++)
+        for (int i = 0; i < HEAP; i++) take(&heap[i]);
+    for (int r = 0; r < STATIC_ROUNDS; r++)
+        for (int i = 0; i < 3; i++) take(&statics[i]);
+    return 0;
+}
+"""
+
+
+def test_holds_of_many_heap_locks_share_one_record_per_site(tmp_path):
+    """Sampled holds of heap locks are kept per (init site, unlock caller), not per
+    address: 20000 item-lock-like mutexes (more than a thread's 16384 records) are
+    all counted, exactly, and still reported as 20000 instances; static locks made
+    at the same site keep their own rows, by symbol."""
+    (tmp_path / "many.c").write_text(MANY_LOCKS)
+    subprocess.run(["cc", "-O1", "-g", "-pthread", "many.c", "-o", "many"], cwd=tmp_path,
+                   check=True)
+    doc, _ = profile_json(tmp_path, tmp_path / "many", extra=("--hold-every", "1"))
+    rep = doc["processes"][0]
+    assert rep["dropped"] == {"locks": 0, "stacks": 0, "records": 0}, rep["dropped"]
+    heap = [lk for lk in rep["locks"] if lk["where"] == "heap"]
+    assert [(h["name"].startswith("many`init_lock+0x"), h["instances"], h["hold"]["samples"])
+            for h in heap] == [(True, 20000, 3 * 20000)]
+    for i, name in enumerate(("many`statics", "many`statics+0x28", "many`statics+0x50")):
+        st = lock(rep, name)
+        assert (st["where"], st["instances"], st["hold"]["samples"]) == ("static", 1, 1000), st
+
+
 def test_exit_status_is_the_programs(tmp_path):
     res = locklab("profile", "--", "sh", "-c", "exit 7")
     assert res.returncode == 7
