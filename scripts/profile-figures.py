@@ -9,6 +9,11 @@
                                               pinned to CPU 0 and memcaslap to the other
                                               CPUs, so that the server's speed is what
                                               the pair compares
+  profile-figures.py attribution [NATIVE_DIR] [PAIRS]
+                                              the same load, the server sampled by perf:
+                                              the share of its CPU inside the profiler's
+                                              own code, and its minor page faults per op
+                                              with and without (needs perf: linux-perf)
 
 Runs alternate (without, with, without, ...) so that drift and other load on the
 machine fall on both sides; the figure is the median.  Everything is bounded in
@@ -23,6 +28,7 @@ import socket
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -53,14 +59,16 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def cpu_seconds(pid: int) -> float:
-    """utime + stime of a process, from /proc (clock ticks)."""
+def proc_stat(pid: int) -> tuple[float, int]:
+    """(utime + stime in seconds, minor page faults) of a process, from /proc."""
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK"), int(fields[7])
 
 
-def memcached_tps(profiled: bool, native: Path, seconds: int) -> tuple[int, float]:
-    """(ops/s, server CPU ns per op) of one load run."""
+def memcached_tps(profiled: bool, native: Path, seconds: int,
+                  perf_data: Path | None = None) -> tuple[int, float, float]:
+    """(ops/s, server CPU ns per op, server minor faults per op) of one load run;
+    with perf_data, the server is sampled by `perf record` during the load."""
     port = free_port()
     cmd = [shutil.which("memcached"), "-U", "0", "-l", "127.0.0.1", "-p", str(port), "-t", "4",
            "-m", "64"] + (["-u", "root"] if os.geteuid() == 0 else [])
@@ -79,13 +87,22 @@ def memcached_tps(profiled: bool, native: Path, seconds: int) -> tuple[int, floa
             except OSError:
                 time.sleep(0.1)
         load = shutil.which("memcaslap") or shutil.which("memaslap")
-        cpu0 = cpu_seconds(server.pid)
+        perf = None
+        if perf_data:
+            # Software clock sampling: a VM often has no hardware counters.
+            perf = subprocess.Popen(["perf", "record", "-q", "-e", "cpu-clock", "-F", "4999",
+                                     "-o", str(perf_data), "-p", str(server.pid)],
+                                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        cpu0, faults0 = proc_stat(server.pid)
         out = subprocess.run([load, "-s", f"127.0.0.1:{port}", "-t", f"{seconds}s", "-T", "2",
                               "-c", "32"], capture_output=True, text=True, timeout=seconds + 60,
                              preexec_fn=lambda: os.sched_setaffinity(0, load_cpus))
-        cpu = cpu_seconds(server.pid) - cpu0
-        ops = int(out.stdout.split("Ops:")[1].split()[0])
-        return int(out.stdout.split("TPS:")[1].split()[0]), cpu * 1e9 / max(ops, 1)
+        cpu, faults = (b - a for a, b in zip((cpu0, faults0), proc_stat(server.pid)))
+        if perf:
+            perf.send_signal(signal.SIGINT)
+            perf.wait(timeout=60)
+        ops = max(int(out.stdout.split("Ops:")[1].split()[0]), 1)
+        return int(out.stdout.split("TPS:")[1].split()[0]), cpu * 1e9 / ops, faults / ops
     finally:
         server.send_signal(signal.SIGTERM)
         try:
@@ -122,11 +139,47 @@ def memcached(native: Path, rounds: int = 9, seconds: int = 3) -> None:
               f"(pairs {min(ratios):.3f}..{max(ratios):.3f})")
 
 
+def dso_share(perf_data: Path, dso: str) -> float:
+    """The percentage of a perf.data's samples that fell in one object's own code."""
+    out = subprocess.run(["perf", "report", "-i", str(perf_data), "--sort", "dso", "--stdio",
+                          "-q"], capture_output=True, text=True, check=True).stdout
+    for line in out.splitlines():
+        fields = line.split()
+        if len(fields) == 2 and fields[1] == dso:
+            return float(fields[0].rstrip("%"))
+    return 0.0
+
+
+def attribution(native: Path, rounds: int = 5, seconds: int = 3) -> None:
+    """Where the profiler's cost goes, measured in the server itself rather than through
+    the load generator's throughput, which scatters by 10-20% a run on a shared VM."""
+    if not shutil.which("perf"):
+        sys.exit("profile-figures.py attribution: needs perf (apt install linux-perf)")
+    shares, faults = [], {False: [], True: []}
+    with tempfile.TemporaryDirectory() as tmp:
+        data = Path(tmp) / "perf.data"
+        for i in range(rounds):
+            for profiled in ((False, True) if i % 2 == 0 else (True, False)):
+                _, _, per_op = memcached_tps(profiled, native, seconds,
+                                             data if profiled else None)
+                faults[profiled].append(per_op)
+                if profiled:
+                    shares.append(dso_share(data, "liblocklab-prof.so"))
+    print(f"memcached -t 4 (CPU 0) under memcaslap -T 2 -c 32 -t {seconds}s, {rounds} "
+          f"alternating pairs, the profiled server sampled by perf (cpu-clock)")
+    print(f"  server CPU in liblocklab-prof.so's own code: {' '.join(f'{v:.2f}' for v in shares)}"
+          f"  median {statistics.median(shares):.2f}%")
+    print(f"  server minor page faults per 1000 ops: without median "
+          f"{1000 * statistics.median(faults[False]):.1f}, with median "
+          f"{1000 * statistics.median(faults[True]):.1f}")
+
+
 if __name__ == "__main__":
-    if len(sys.argv) < 2 or sys.argv[1] not in ("overhead", "memcached"):
+    modes = {"overhead": overhead, "memcached": memcached, "attribution": attribution}
+    if len(sys.argv) < 2 or sys.argv[1] not in modes:
         sys.exit(__doc__)
     native_dir = Path(sys.argv[2] if len(sys.argv) > 2 else "build").resolve()
-    if sys.argv[1] == "memcached" and len(sys.argv) > 3:
-        memcached(native_dir, rounds=int(sys.argv[3]))
+    if sys.argv[1] != "overhead" and len(sys.argv) > 3:
+        modes[sys.argv[1]](native_dir, rounds=int(sys.argv[3]))
     else:
-        {"overhead": overhead, "memcached": memcached}[sys.argv[1]](native_dir)
+        modes[sys.argv[1]](native_dir)

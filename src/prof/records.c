@@ -115,6 +115,7 @@ void prof_record(uint8_t event, uint8_t kind, const void *addr, uintptr_t site,
 		atomic_store_explicit(&r->max_ns, ns, memory_order_relaxed);
 	if (ns > atomic_load_explicit(&r->imax_ns, memory_order_relaxed))
 		atomic_store_explicit(&r->imax_ns, ns, memory_order_relaxed);
-	if (count)
+	/* Only waits are shown as histograms: a sampled hold leaves that line alone. */
+	if (count && PROF_EV_IS_WAIT(event))
 		BUMP(r->hist[bucket(ns)], 1u);
 }
