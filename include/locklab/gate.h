@@ -21,11 +21,13 @@
  *   innodb  InnoDB 5.6's srv_conc_enter_innodb: an atomic count; over the
  *           limit, sleep thread_sleep_delay us and retry, the delay adapted
  *           as innodb_adaptive_max_sleep_delay does.
- *   fifo    a FIFO queue, wake-one direct handoff of the slot, no polling.
+ *   fifo    a FIFO queue, wake-one direct handoff of the slot, no polling;
+ *           a running thread may take a free slot ahead of the sleepers
+ *           until the oldest has waited barge_us (default 10000).
  *   auto    fifo's queue with N sized by a feedback loop on what it measures
  *           (throughput, the process's CPU time, the queue): docs/admission.md.
- * Every policy has the knobs n (N; auto: where it starts, 0 = CPUs) and
- * tickets.
+ * Every policy has the knobs n (N; auto: where it starts, 0 = from the CPU
+ * count) and tickets.
  */
 #ifndef LOCKLAB_GATE_H
 #define LOCKLAB_GATE_H
@@ -73,8 +75,11 @@ struct ll_gate_stats {
 	int64_t limit_min, limit_max;  /* the extremes N took */
 	double limit_mean;         /* N averaged over time since create or the last reset */
 	uint64_t waits;            /* admissions that could not go straight in */
+	uint64_t waiting;          /* threads waiting for a slot now */
 	uint64_t sleeps;           /* innodb: sleep-and-retry rounds */
 	uint64_t adjustments;      /* auto: times N changed */
+	uint64_t handoffs;         /* fifo, auto: slots handed to a sleeping waiter */
+	uint64_t barges;           /* fifo, auto: admissions that passed a sleeping waiter */
 };
 void ll_gate_get_stats(ll_gate_t *g, struct ll_gate_stats *s);
 /* Restart the statistics (the benchmark calls it when its measured window opens). */

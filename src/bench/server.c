@@ -389,9 +389,11 @@ static void print_json(const struct config *c, const struct result *r)
 	       r->wait_p99, r->wait_p999, r->wait_max, r->samples);
 	printf(",\"gate_limit\":%" PRId64 ",\"gate_limit_mean\":%.2f,\"gate_limit_min\":%" PRId64
 	       ",\"gate_limit_max\":%" PRId64 ",\"gate_waits\":%" PRIu64 ",\"gate_sleeps\":%" PRIu64
-	       ",\"gate_adjustments\":%" PRIu64,
+	       ",\"gate_adjustments\":%" PRIu64 ",\"gate_handoffs\":%" PRIu64
+	       ",\"gate_barges\":%" PRIu64,
 	       r->gate.limit, r->gate.limit_mean, r->gate.limit_min, r->gate.limit_max,
-	       r->gate.waits, r->gate.sleeps, r->gate.adjustments);
+	       r->gate.waits, r->gate.sleeps, r->gate.adjustments, r->gate.handoffs,
+	       r->gate.barges);
 	if (c->trace && srv.gate)
 		print_trace();
 	printf(",\"mutex_ok\":%s,\"drained\":%s,\"calib_error_pct\":%.2f,\"calib_ns_per_loop\":%.4f"
@@ -405,11 +407,12 @@ static void print_text(const struct config *c, const struct result *r)
 	const struct window *w = &r->win;
 	printf("server %s%s%s gate %s%s%s clients=%" PRId64 ": %.0f qps, %.0f ns/query,"
 	       " latency p50/p99/max %" PRIu64 "/%" PRIu64 "/%" PRIu64 " ns, gate wait p99 %" PRIu64
-	       " ns, N %.1f, us/sy/id %.0f/%.0f/%.0f, %.0f cs/s, jain %.3f, mutex %s\n",
+	       " ns, N %.1f, handoffs/barges %" PRIu64 "/%" PRIu64 ", us/sy/id %.0f/%.0f/%.0f,"
+	       " %.0f cs/s, jain %.3f, mutex %s\n",
 	       c->lock, c->lock_opts ? " " : "", c->lock_opts ? c->lock_opts : "",
 	       c->gate ? c->gate : "none", c->gate_opts ? " " : "", c->gate_opts ? c->gate_opts : "",
 	       c->threads, r->qps, r->ns_per_query, r->latency_p50, r->latency_p99, r->latency_max,
-	       r->wait_p99, r->gate.limit_mean, w->cpu_user_pct, w->cpu_sys_pct, w->cpu_idle_pct,
+	       r->wait_p99, r->gate.limit_mean, r->gate.handoffs, r->gate.barges, w->cpu_user_pct, w->cpu_sys_pct, w->cpu_idle_pct,
 	       w->cs_per_sec, r->jain, r->mutex_ok ? "ok" : "VIOLATED");
 }
 

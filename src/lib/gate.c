@@ -112,10 +112,11 @@ static void take_slot(ll_gate_t *g, ll_gate_thread_t *t)
 	t->inside = 1;
 }
 
-static void give_slot(ll_gate_t *g, ll_gate_thread_t *t)
+/* away: the thread is about to block (suspend), not coming straight back. */
+static void give_slot(ll_gate_t *g, ll_gate_thread_t *t, int away)
 {
 	t->inside = 0;
-	g->policy->release(g->state);
+	g->policy->release(g->state, away);
 }
 
 void ll_gate_enter(ll_gate_t *g, ll_gate_thread_t *t)
@@ -136,13 +137,13 @@ void ll_gate_exit(ll_gate_t *g, ll_gate_thread_t *t)
 	if (g->policy->exited)
 		g->policy->exited(g->state);
 	if (t->inside && t->tickets <= 0)
-		give_slot(g, t);
+		give_slot(g, t, 0);
 }
 
 void ll_gate_leave(ll_gate_t *g, ll_gate_thread_t *t)
 {
 	if (t->inside)
-		give_slot(g, t);
+		give_slot(g, t, 0);
 	t->tickets = 0;
 	t->suspended = 0;
 }
@@ -151,7 +152,7 @@ void ll_gate_suspend(ll_gate_t *g, ll_gate_thread_t *t)
 {
 	if (!t->inside)
 		return;
-	give_slot(g, t);
+	give_slot(g, t, 1);
 	t->suspended = 1;
 }
 

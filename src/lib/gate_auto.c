@@ -62,6 +62,7 @@ struct auto_config {
 	struct ll_gate_common_config common;
 	int64_t min, max;
 	int64_t interval_us;
+	int64_t barge_us;
 };
 
 enum phase { SETTLE, PROBE };
@@ -142,7 +143,7 @@ static void *auto_create(const void *config)
 		g->max = g->min;
 	g->n = c->common.n ? c->common.n : 2 * g->cpus;
 	g->n = g->n < g->min ? g->min : g->n > g->max ? g->max : g->n;
-	gate_queue_init(&g->q, g->n);
+	gate_queue_init(&g->q, g->n, (uint64_t)c->barge_us * 1000u);
 	for (int i = 0; i < SHARDS; i++)
 		atomic_init(&g->exits[i].n, 0);
 	atomic_init(&g->contended, 0);
@@ -308,9 +309,9 @@ static int auto_acquire(void *state)
 	return waited;
 }
 
-static void auto_release(void *state)
+static void auto_release(void *state, int away)
 {
-	gate_queue_release(&((struct auto_gate *)state)->q);
+	gate_queue_release(&((struct auto_gate *)state)->q, away);
 }
 
 static void auto_exited(void *state)
@@ -350,6 +351,7 @@ static void auto_stats(void *state, struct ll_gate_stats *s)
 	s->adjustments = g->adjustments;
 	s->limit_mean = span > 0 ? g->n_time / span : (double)g->n;
 	pthread_mutex_unlock(&g->ctl);
+	gate_queue_stats(&g->q, s);
 }
 
 static void auto_reset_stats(void *state)
@@ -363,6 +365,7 @@ static void auto_reset_stats(void *state)
 	g->n_min = g->n_max = g->n;
 	g->adjustments = 0;
 	pthread_mutex_unlock(&g->ctl);
+	gate_queue_reset_stats(&g->q);
 }
 
 static size_t auto_trace(void *state, struct ll_gate_sample *out, size_t max)
@@ -382,6 +385,7 @@ static const struct ll_knob auto_knobs[] = {
 	LL_KNOB_INT(struct auto_config, max, 1024, 1, 1 << 20, "highest N"),
 	LL_KNOB_INT(struct auto_config, interval_us, 10000, 100, 10000000,
 		    "us between two decisions (one measurement interval)"),
+	LL_GATE_KNOB_BARGE(struct auto_config),
 };
 
 const struct ll_gate_policy ll_gate_auto_policy = {

@@ -24,6 +24,10 @@ struct ll_gate_common_config {
 
 #define LL_GATE_KNOB_N(type, def_, min_, help_) \
 	{ "n", help_, offsetof(type, common.n), def_, min_, 1 << 20, NULL }
+/* fifo and auto: how long a running thread may pass a sleeper (gate_fifo.c). */
+#define LL_GATE_KNOB_BARGE(type)                                                           \
+	LL_KNOB_INT(type, barge_us, 10000, 0, 10000000,                                       \
+		    "us a waiter may be passed by running threads, 0 = strict FIFO")
 #define LL_GATE_KNOB_TICKETS(type)                                                         \
 	{ "tickets", "enters one admission covers after the first (innodb_concurrency_tickets)", \
 	  offsetof(type, common.tickets), 5000, 0, INT64_MAX / 2, NULL }
@@ -36,7 +40,8 @@ struct ll_gate_policy {
 	void (*destroy)(void *state);
 	/* Take a slot, waiting as the policy does; 1 if it could not go straight in. */
 	int (*acquire)(void *state);
-	void (*release)(void *state);
+	/* away: given back to block (ll_gate_suspend), not at a transaction's end. */
+	void (*release)(void *state, int away);
 	/* Optional: every ll_gate_exit, slot kept or not (auto counts throughput here). */
 	void (*exited)(void *state);
 	int64_t (*limit)(void *state);
@@ -51,44 +56,67 @@ extern const struct ll_gate_policy ll_gate_fifo_policy;
 extern const struct ll_gate_policy ll_gate_auto_policy;
 
 /*
- * The FIFO slot queue (gate_fifo.c).  One 64-bit word tells the fast paths
- * whether they may bypass the lock:
+ * The FIFO slot queue with bounded barging (gate_fifo.c).  One 64-bit word
+ * tells the fast paths whether they may bypass the lock:
  *
- *   word = queued << 32 | inside
+ *   word = due << 63 | queued << 32 | inside
  *     inside  slots held (may exceed limit for a while after it shrinks)
  *     queued  threads asleep in the queue
+ *     due     the oldest waiter has waited barge_ns: slots go to the queue
  *
- *   enter, fast:  queued == 0 && inside < limit  -> CAS inside + 1
- *   enter, slow:  under `lock`, the same test, else CAS queued + 1 and
- *                 append a waiter; sleep until the slot is handed over
- *   exit, fast:   queued == 0                    -> CAS inside - 1
+ *   enter, fast:  inside < limit && (queued == 0 || !due)  -> CAS inside + 1
+ *                 (a running thread takes a free slot ahead of the sleepers,
+ *                 as InnoDB lets it, while none of them is overdue)
+ *   enter, slow:  under `lock`, the same test, else CAS queued + 1 and append
+ *                 a waiter; sleep until granted or until its own deadline
+ *   exit, fast:   queued == 0 || !due                   -> CAS inside - 1
  *   exit, slow:   under `lock`: inside > limit or nobody queued -> inside - 1;
- *                 else queued - 1 and the head's `granted` = 1: the slot
+ *                 else queued - 1 and the head's `state` = GRANTED: the slot
  *                 passes to it directly (inside unchanged), one wake
+ *   deadline:     a waiter whose deadline passes sets due (under `lock`) and
+ *                 hands every free slot to the head of the queue
  *
- * Both fast paths CAS the whole word, so neither can race past a waiter
- * that has announced itself (queued > 0): after every step under `lock`,
- * queued == 0 or inside >= limit, and no waiter sleeps beside a free slot.
+ * due is cleared (under `lock`) when the queue empties or its new head is
+ * not yet overdue.  A thread that gives its slot back to block (suspend)
+ * hands it over whether or not due is set: it will not be back to use it.
+ *
+ * Invariants after every step under `lock`: queued == 0 implies !due; due
+ * and queued > 0 imply inside >= limit (no overdue waiter sleeps beside a
+ * free slot); a queued waiter that is not yet overdue has a timed sleep
+ * armed for its deadline, so a free slot that no running thread takes
+ * waits at most barge_ns for a sleeper.
  */
+enum { GATE_WAITING, GATE_GRANTED, GATE_REARM };
+
 struct gate_waiter {
-	atomic_uint granted;        /* futex word: 1 once the slot is ours */
+	atomic_uint state;          /* futex word: GATE_WAITING / GRANTED / REARM */
+	atomic_int timed;           /* sleeps until `deadline`; set under `lock` */
+	uint64_t deadline;          /* ll_now_ns() when it becomes overdue */
 	struct gate_waiter *next;   /* guarded by the queue's lock */
 };
 
 struct gate_queue {
 	alignas(64) _Atomic uint64_t word;
 	atomic_int_fast64_t limit;
+	uint64_t barge_ns;          /* 0: strict FIFO, a running thread never passes a sleeper */
 	pthread_mutex_t lock;
 	struct gate_waiter *head, *tail;
+	/* Statistics, under `lock` or relaxed: slots handed to a sleeper, and
+	 * admissions that passed a sleeper (a running thread's barge). */
+	atomic_uint_fast64_t handoffs, barges;
 };
 
+#define GATE_DUE ((uint64_t)1 << 63)
 #define GATE_INSIDE(w) ((uint32_t)(w))
-#define GATE_QUEUED(w) ((uint32_t)((w) >> 32))
+#define GATE_QUEUED(w) ((uint32_t)((w) >> 32) & 0x7fffffffu)
 
-void gate_queue_init(struct gate_queue *q, int64_t limit);
+void gate_queue_init(struct gate_queue *q, int64_t limit, uint64_t barge_ns);
 void gate_queue_destroy(struct gate_queue *q);
 int gate_queue_acquire(struct gate_queue *q);
-void gate_queue_release(struct gate_queue *q);
+/* away: the thread gives the slot back to block (suspend): a sleeper gets it at once. */
+void gate_queue_release(struct gate_queue *q, int away);
+void gate_queue_stats(struct gate_queue *q, struct ll_gate_stats *s);
+void gate_queue_reset_stats(struct gate_queue *q);
 /* A new N: a larger one admits queued threads at once, a smaller one lets slots drain. */
 void gate_queue_set_limit(struct gate_queue *q, int64_t limit);
 

@@ -127,8 +127,9 @@ static int innodb_acquire(void *state)
 	}
 }
 
-static void innodb_release(void *state)
+static void innodb_release(void *state, int away)
 {
+	(void)away;   /* InnoDB's exit is the same whatever the thread does next */
 	struct innodb_gate *g = state;
 	atomic_fetch_sub_explicit(&g->n_active, 1, memory_order_release);
 }
@@ -144,6 +145,7 @@ static void innodb_stats(void *state, struct ll_gate_stats *s)
 	s->limit = s->limit_min = s->limit_max = g->n;
 	s->limit_mean = (double)g->n;
 	s->sleeps = atomic_load_explicit(&g->sleeps, memory_order_relaxed);
+	s->waiting = (uint64_t)atomic_load_explicit(&g->n_waiting, memory_order_relaxed);
 }
 
 static void innodb_reset_stats(void *state)

@@ -8,6 +8,9 @@
  *                              tickets promise, alone and under contention
  *   test_gate suspend POLICY   a suspended thread's slot lets another in;
  *                              resume waits for a slot again
+ *   test_gate barge POLICY     fifo, auto: a running thread passes a sleeper
+ *                              only until the sleeper is overdue; strict
+ *                              FIFO (barge_us=0) never; suspend hands over
  *   test_gate config           policy and option errors, the policy list
  *
  * No timing thresholds: the watchdog turns a hang into a failure.
@@ -289,6 +292,117 @@ static int test_suspend(void)
 	return 0;
 }
 
+/* --- barge: a running thread may pass a sleeper, within the bound --- */
+
+static struct {
+	ll_gate_t *g;
+	atomic_int b_in;       /* B got its slot */
+	atomic_int b_go;       /* B may leave */
+} brg;
+
+static void *barge_b(void *arg)
+{
+	(void)arg;
+	ll_gate_thread_t me = { 0 };
+	ll_gate_enter(brg.g, &me);
+	atomic_store(&brg.b_in, 1);
+	while (!atomic_load(&brg.b_go))
+		sched_yield();
+	ll_gate_leave(brg.g, &me);
+	return NULL;
+}
+
+/* N = 1, A (this thread) inside; start B and return once B sleeps in the queue. */
+static pthread_t barge_setup(const char *opts, ll_gate_thread_t *a)
+{
+	char buf[128];
+	snprintf(buf, sizeof(buf), "%s%s", opts, !strcmp(policy, "auto") ? ",min=1,max=1" : "");
+	brg.g = make_gate(buf);
+	atomic_store(&brg.b_in, 0);
+	atomic_store(&brg.b_go, 0);
+	*a = (ll_gate_thread_t){ 0 };
+	ll_gate_enter(brg.g, a);
+	pthread_t b;
+	CHECK(pthread_create(&b, NULL, barge_b, NULL) == 0, "create");
+	struct ll_gate_stats st;
+	do {
+		sched_yield();
+		ll_gate_get_stats(brg.g, &st);
+	} while (st.waiting == 0);
+	CHECK(!atomic_load(&brg.b_in), "B got in beside A with N = 1");
+	return b;
+}
+
+static void barge_finish(pthread_t b, ll_gate_thread_t *a)
+{
+	atomic_store(&brg.b_go, 1);
+	ll_gate_leave(brg.g, a);
+	pthread_join(b, NULL);
+	ll_gate_destroy(brg.g);
+}
+
+static int test_barge(void)
+{
+	test_watchdog("gate barge", 300);
+	ll_gate_thread_t a;
+	struct ll_gate_stats st;
+
+	/* A bound far beyond the test: A's leave and re-enter passes the sleeping B,
+	 * as InnoDB's gate lets it; A's suspend then hands the slot to B at once. */
+	pthread_t b = barge_setup("n=1,tickets=0,barge_us=10000000", &a);
+	ll_gate_leave(brg.g, &a);
+	ll_gate_enter(brg.g, &a);
+	CHECK(!atomic_load(&brg.b_in), "B got in: A did not barge");
+	ll_gate_get_stats(brg.g, &st);
+	CHECK(st.barges == 1 && st.waiting == 1, "%llu barges, %llu waiting",
+	      (unsigned long long)st.barges, (unsigned long long)st.waiting);
+	ll_gate_suspend(brg.g, &a);
+	while (!atomic_load(&brg.b_in))   /* the watchdog fires if the slot never reaches B */
+		sched_yield();
+	ll_gate_get_stats(brg.g, &st);
+	CHECK(st.handoffs == 1, "%llu handoffs after suspend", (unsigned long long)st.handoffs);
+	atomic_store(&brg.b_go, 1);
+	ll_gate_resume(brg.g, &a);
+	barge_finish(b, &a);
+
+	/* Strict FIFO: A's re-enter queues behind B and returns only after B got in. */
+	b = barge_setup("n=1,tickets=0,barge_us=0", &a);
+	atomic_store(&brg.b_go, 1);
+	ll_gate_leave(brg.g, &a);
+	ll_gate_enter(brg.g, &a);
+	CHECK(atomic_load(&brg.b_in), "A passed B with barge_us=0");
+	ll_gate_get_stats(brg.g, &st);
+	CHECK(st.barges == 0, "%llu barges with barge_us=0", (unsigned long long)st.barges);
+	barge_finish(b, &a);
+
+	/* A bound of 20 ms: A leaving and re-entering without pause would pass B
+	 * for ever; once B is overdue the slot must go to B (else the watchdog). */
+	b = barge_setup("n=1,tickets=0,barge_us=20000", &a);
+	atomic_store(&brg.b_go, 1);
+	long rounds = 0;
+	while (!atomic_load(&brg.b_in)) {
+		ll_gate_leave(brg.g, &a);
+		ll_gate_enter(brg.g, &a);
+		rounds++;
+	}
+	ll_gate_get_stats(brg.g, &st);
+	printf("%s: A re-entered %ld times, passing B %llu times, before B's turn\n", policy, rounds,
+	       (unsigned long long)st.barges);
+	CHECK(st.handoffs >= 1, "B got in without a handoff");
+	barge_finish(b, &a);
+
+	/* A free slot that no running thread takes reaches a sleeper by its deadline. */
+	b = barge_setup("n=1,tickets=0,barge_us=20000", &a);
+	ll_gate_leave(brg.g, &a);
+	while (!atomic_load(&brg.b_in))
+		sched_yield();
+	atomic_store(&brg.b_go, 1);
+	pthread_join(b, NULL);
+	ll_gate_destroy(brg.g);
+	printf("%s: barging ok\n", policy);
+	return 0;
+}
+
 /* --- config --- */
 
 static void expect_error(const char *p, const char *opts, const char *want)
@@ -303,7 +417,7 @@ static void expect_error(const char *p, const char *opts, const char *want)
 static int test_config(void)
 {
 	expect_error("lifo", NULL, "unknown gate policy 'lifo' (valid: innodb, fifo, auto)");
-	expect_error("fifo", "m=3", "unknown option 'm' for gate 'fifo' (valid: n, tickets)");
+	expect_error("fifo", "m=3", "unknown option 'm' for gate 'fifo' (valid: n, tickets, barge_us)");
 	expect_error("fifo", "n=0", "option 'n' of gate 'fifo' wants an integer in [1, ");
 	expect_error("innodb", "thread_sleep_delay=-1", "option 'thread_sleep_delay' of gate 'innodb'");
 	expect_error("auto", "n=2,,tickets=1", "malformed options 'n=2,,tickets=1' for gate 'auto' (empty item)");
@@ -336,9 +450,10 @@ int main(int argc, char **argv)
 {
 	static const struct test_case tests[] = {
 		{ "limit", test_limit, 1 },     { "tickets", test_tickets, 1 },
-		{ "suspend", test_suspend, 1 }, { "config", test_config, 0 },
+		{ "suspend", test_suspend, 1 }, { "barge", test_barge, 1 },
+		{ "config", test_config, 0 },
 	};
 	const struct test_case *t = test_pick(argc, argv, tests, sizeof(tests) / sizeof(tests[0]),
-					      "limit|tickets|suspend POLICY | config", &policy);
+					      "limit|tickets|suspend|barge POLICY | config", &policy);
 	return t ? t->run() : 2;
 }
