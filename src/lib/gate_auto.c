@@ -141,7 +141,7 @@ static void *auto_create(const void *config)
 	g->max = c->max;
 	if (g->max < g->min)
 		g->max = g->min;
-	g->n = c->common.n ? c->common.n : 2 * g->cpus;
+	g->n = c->common.n ? c->common.n : 4 * g->cpus;
 	g->n = g->n < g->min ? g->min : g->n > g->max ? g->max : g->n;
 	gate_queue_init(&g->q, g->n, (uint64_t)c->barge_us * 1000u);
 	for (int i = 0; i < SHARDS; i++)
@@ -379,7 +379,7 @@ static size_t auto_trace(void *state, struct ll_gate_sample *out, size_t max)
 }
 
 static const struct ll_knob auto_knobs[] = {
-	LL_GATE_KNOB_N(struct auto_config, 0, 0, "N to start from, 0 = twice the CPUs this process may use"),
+	LL_GATE_KNOB_N(struct auto_config, 0, 0, "N to start from, 0 = 4 x the CPUs this process may use"),
 	LL_GATE_KNOB_TICKETS(struct auto_config),
 	LL_KNOB_INT(struct auto_config, min, 0, 0, 1 << 20, "lowest N, 0 = twice the CPU count"),
 	LL_KNOB_INT(struct auto_config, max, 1024, 1, 1 << 20, "highest N"),
