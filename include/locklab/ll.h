@@ -79,7 +79,10 @@ typedef struct {
 	uint64_t min_turn_ns;   /* however long the queue */
 	uint8_t spin;
 	uint8_t restriction;    /* newcomers park behind a heir without spinning */
+	uint16_t turn_cost_ratio; /* a turn lasts at least this many handoff costs */
+	atomic_uint handoff_cost; /* holder's (read by heirs): a grant's idle time, ns, averaged */
 	uint64_t last_check;    /* holder's: when it last looked at the clock (next line) */
+	uint64_t grant_ts;      /* the grantor's: when it granted the lock (read by the grantee) */
 } ll_ll_t;
 
 struct ll_ll_config {
@@ -88,6 +91,7 @@ struct ll_ll_config {
 	int64_t rotation_ns;
 	int64_t min_turn_ns;
 	int64_t restriction;
+	int64_t turn_cost_ratio;
 	int64_t spin;
 };
 

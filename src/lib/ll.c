@@ -65,6 +65,8 @@ int ll_ll_init(ll_ll_t *l, const struct ll_ll_config *cfg)
 	l->rotation_ns = (uint64_t)cfg->rotation_ns;
 	l->min_turn_ns = (uint64_t)cfg->min_turn_ns;
 	l->restriction = (uint8_t)cfg->restriction;
+	l->turn_cost_ratio = (uint16_t)cfg->turn_cost_ratio;
+	atomic_init(&l->handoff_cost, 0);
 	l->unlocks = 0;
 	l->turn_start = l->turn_len = 0;
 	return 0;
@@ -100,18 +102,41 @@ static unsigned state_clear(ll_ll_t *l, unsigned bits)
 }
 
 /*
+ * The shortest turn: min_turn_ns, or turn_cost_ratio handoffs' worth of
+ * time if that is longer.  A handoff leaves the lock idle until the grantee
+ * runs (ll_ll_t.handoff_cost, measured), and what that costs depends on the
+ * machine: 5-20 us on a quiet host, far more where a woken thread lands
+ * behind the holder on its CPU.  The floor keeps the idle share of a turn
+ * under 1 / turn_cost_ratio wherever it runs.
+ */
+/* However costly handoffs are, every waiter gets a turn within this: fairness over a second. */
+enum { MAX_ROTATION_NS = 250000000 };
+
+static uint64_t min_turn(const ll_ll_t *l)
+{
+	uint64_t cost = atomic_load_explicit(&l->handoff_cost, memory_order_relaxed);
+	uint64_t floor = cost * l->turn_cost_ratio;
+	return floor > l->min_turn_ns ? floor : l->min_turn_ns;
+}
+
+/*
  * The heir's turn, the time a holder keeps the lock once a heir waits.  With
  * `queued` waiters behind the heir, a whole rotation of the queue should take
  * about rotation_ns, so the turn shrinks as the queue grows, but never below
- * min_turn_ns (each handoff costs a grant and two wakes) nor above handoff_ns.
+ * min_turn() nor above handoff_ns.
  */
 static uint64_t turn_ns(const ll_ll_t *l, uint32_t queued)
 {
 	uint64_t t = l->handoff_ns;
 	if (queued && l->rotation_ns) {
 		uint64_t share = l->rotation_ns / ((uint64_t)queued + 1);
+		uint64_t floor = min_turn(l), fair = MAX_ROTATION_NS / ((uint64_t)queued + 1);
+		if (floor > fair)
+			floor = fair > l->min_turn_ns ? fair : l->min_turn_ns;
 		if (share < t)
-			t = share > l->min_turn_ns ? share : l->min_turn_ns;
+			t = share > floor ? share : floor;
+		if (t > l->handoff_ns)
+			t = l->handoff_ns;
 	}
 	return t;
 }
@@ -211,6 +236,22 @@ static void start_turn(ll_ll_t *l)
 	l->turn_start = ll_now_ns();
 }
 
+/*
+ * A granted lock taken: the turn starts, and the time the lock stood granted
+ * but idle joins the handoff cost's running average (weight 1/8).  The
+ * grantor's grant_ts is ours to read: our acquire of the grant follows its
+ * release store.
+ */
+static void start_granted_turn(ll_ll_t *l)
+{
+	start_turn(l);
+	int64_t idle = (int64_t)(l->turn_start - l->grant_ts);
+	int64_t avg = atomic_load_explicit(&l->handoff_cost, memory_order_relaxed);
+	if (idle > 0 && idle < INT32_MAX)
+		atomic_store_explicit(&l->handoff_cost, (unsigned)(avg + (idle - avg) / 8),
+				      memory_order_relaxed);
+}
+
 /* How long before its turn ends the holder wakes the heir: a wake-up's worth, with margin. */
 static uint64_t lead_ns(const ll_ll_t *l)
 {
@@ -245,8 +286,10 @@ static void take_grant(ll_ll_t *l, unsigned parity)
 	for (uint32_t i = 0;; i++) {
 		unsigned expect = LL_LL_GRANTED + parity;
 		if (atomic_compare_exchange_weak_explicit(&l->locked, &expect, LL_LL_HELD,
-							  memory_order_acquire, memory_order_relaxed))
+							  memory_order_acquire, memory_order_relaxed)) {
+			start_granted_turn(l);
 			return;
+		}
 		ll_spin_wait(i < 100 ? LL_SPIN_PAUSE : LL_SPIN_YIELD);
 	}
 }
@@ -297,7 +340,6 @@ static int heir_timeout(ll_ll_t *l, unsigned parity)
 	if (pass_heir(l, (int)parity, &was, &queued))
 		return ll_ll_cas_free(l) ? 0 : ETIMEDOUT;
 	take_grant(l, parity);
-	start_turn(l);
 	return 0;
 }
 
@@ -348,7 +390,7 @@ static int heir_wait(ll_ll_t *l, unsigned parity, const struct timespec *abs_mon
 			heir_mark(l, parity, LL_LL_READY, 0);
 		int got = heir_look(l, parity, iters);
 		if (got == GRANTED) {
-			start_turn(l);
+			start_granted_turn(l);
 			return 0;
 		}
 		if (got == TAKEN)
@@ -358,7 +400,6 @@ static int heir_wait(ll_ll_t *l, unsigned parity, const struct timespec *abs_mon
 		unsigned s = heir_mark(l, parity, 0, LL_LL_READY);
 		if (!s) {
 			take_grant(l, parity);
-			start_turn(l);
 			return 0;
 		}
 		if (nap) {
@@ -493,6 +534,7 @@ static int grant(ll_ll_t *l)
 		return 0;
 	/* The grantee's turn, published by the grant's release store. */
 	set_turn(l, queued);
+	l->grant_ts = ll_now_ns();
 	atomic_store_explicit(&l->locked, LL_LL_GRANTED + parity_of(was), memory_order_release);
 	/* Spinning when we passed the role on: it sees the grant; else wake it. */
 	if (!(was & LL_LL_READY))
@@ -524,7 +566,7 @@ void ll_ll_unlock_heir(ll_ll_t *l, unsigned s)
 			/* The heir did not get to run (it may share our CPU): grant and wake it. */
 			if (grant(l))
 				return;
-		} else if (!l->woke && ran + lead_ns(l) + interval >= l->turn_len) {
+		} else if (!l->woke && l->spin_iters && ran + lead_ns(l) + interval >= l->turn_len) {
 			l->woke = 1;
 			if (!(s & LL_LL_READY))
 				ll_sys_futex_wake(&l->state, INT_MAX);
@@ -545,6 +587,8 @@ static const struct ll_knob knobs[] = {
 		    "shortest turn however long the queue, ns"),
 	LL_KNOB_INT(struct ll_ll_config, restriction, 1, 0, 1,
 		    "1: newcomers park at once behind a heir; 0: they spin spin_ns first"),
+	LL_KNOB_INT(struct ll_ll_config, turn_cost_ratio, 10, 0, 1000,
+		    "a turn lasts at least this many times a handoff's measured idle time (0: off)"),
 	LL_KNOB_SPIN(struct ll_ll_config),
 };
 
