@@ -50,17 +50,24 @@ clean:
 	rm -rf build build-tsan $(VENV)
 
 # The profiler's figures and real-program runs (docs/profiler.md); not part of `make test`.
-.PHONY: profile-overhead profile-memcached profile-mariadb
+.PHONY: profile-overhead profile-memcached profile-attribution profile-mariadb
 
 # The bench's uncontended pthread pairs with and without liblocklab-prof.so, alternating.
 profile-overhead: build/build.ninja
 	cmake --build build
 	$(PYTHON) scripts/profile-figures.py overhead build
 
-# memcached's throughput under memcaslap with and without the profiler (~40 s).
+# memcached's throughput under memcaslap with and without the profiler: 41 alternating
+# pairs (~7 min), the number the figure in docs/profiler.md was taken with.
 profile-memcached: setup build/build.ninja
 	cmake --build build
-	$(PYTHON) scripts/profile-figures.py memcached build
+	$(PYTHON) scripts/profile-figures.py memcached build 41
+
+# Where the profiler's cost in memcached goes: its code's share of the server's CPU
+# (perf, from apt's linux-perf) and page faults per op, 7 pairs (~1 min).
+profile-attribution: setup build/build.ninja
+	cmake --build build
+	$(PYTHON) scripts/profile-figures.py attribution build 7
 
 # MariaDB under sysbench oltp_read_write, profiled from start to shutdown (~1-2 min).
 profile-mariadb: setup
