@@ -23,7 +23,7 @@
  *           as innodb_adaptive_max_sleep_delay does.
  *   fifo    a FIFO queue, wake-one direct handoff of the slot, no polling;
  *           a running thread may take a free slot ahead of the sleepers
- *           until the oldest has waited barge_us (default 10000).
+ *           until the oldest has waited barge_us (default 50000).
  *   auto    fifo's queue with N sized by a feedback loop on what it measures
  *           (throughput, the process's CPU time, the queue): docs/admission.md.
  * Every policy has the knobs n (N; auto: where it starts, 0 = from the CPU

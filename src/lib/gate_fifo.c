@@ -18,6 +18,12 @@
  * younger than that again.  No waiter is passed once it has waited
  * barge_us, and a free slot that nobody running takes is given to a
  * sleeper within barge_us.  barge_us=0 is strict FIFO.
+ *
+ * The default, 50 ms, is measured (docs/admission.md): with 1-10 ms the
+ * waiters of a small N all become overdue together and the queue falls back
+ * into strict order, a handoff per transaction; 50 ms kept InnoDB's
+ * throughput at N = 1-2 up to 256 clients while the longest wait stayed a
+ * third of InnoDB's (~60 ms against 150-160 ms).
  */
 #include <stdlib.h>
 #include <time.h>

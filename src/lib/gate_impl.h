@@ -26,7 +26,7 @@ struct ll_gate_common_config {
 	{ "n", help_, offsetof(type, common.n), def_, min_, 1 << 20, NULL }
 /* fifo and auto: how long a running thread may pass a sleeper (gate_fifo.c). */
 #define LL_GATE_KNOB_BARGE(type)                                                           \
-	LL_KNOB_INT(type, barge_us, 10000, 0, 10000000,                                       \
+	LL_KNOB_INT(type, barge_us, 50000, 0, 10000000,                                       \
 		    "us a waiter may be passed by running threads, 0 = strict FIFO")
 #define LL_GATE_KNOB_TICKETS(type)                                                         \
 	{ "tickets", "enters one admission covers after the first (innodb_concurrency_tickets)", \
