@@ -9,7 +9,8 @@ issue's targets checked as met / MISSED:
               the peak; the innodb N best at 256 clients restores at least 2.5x
               there and keeps at least 0.9x of the peak at 1024
   fifo        at least innodb's throughput at every client count, same N
-              (within TIE: 0.15 s points, 3 passes, on a shared machine)
+              (within TIE: 0.15 s points, 3 passes, on a shared machine); also
+              shown for the pairs where the gate binds (clients > N) alone
   auto        at least 0.95x of the best fixed N (innodb or fifo) at every
               client count, with no tuning
   I/O         with I/O in every query, gates whose threads suspend around it
@@ -135,6 +136,17 @@ def check(points: list[dict]) -> list[dict]:
             _row(rows, "fifo >= innodb, same N", lock, f"{len(pairs)} (N, clients) pairs",
                  ratio, 1 - TIE, not missed,
                  f"fifo below innodb at {len(below)}, by more than {TIE:.0%} at {len(missed)}; "
+                 f"worst n={worst[0]} {worst[1]} clients: {ratio:.2f}x")
+        # The same where the gate binds: with clients <= N nobody ever waits at either
+        # gate, and the pair compares two uncontended fast paths, i.e. noise.
+        binding = [x for x in pairs if x[1] > x[0]]
+        if binding:
+            worst = min(binding, key=lambda x: qps(x[3]) / qps(x[2]))
+            missed = [x for x in binding if qps(x[3]) < (1 - TIE) * qps(x[2])]
+            ratio = qps(worst[3]) / qps(worst[2])
+            _row(rows, "fifo >= innodb, same N, gate binding", lock,
+                 f"{len(binding)} pairs with clients > N", ratio, 1 - TIE, not missed,
+                 f"by more than {TIE:.0%} below at {len(missed)}; "
                  f"worst n={worst[0]} {worst[1]} clients: {ratio:.2f}x")
         auto = cs.get("auto", {})
         shares = []

@@ -24,8 +24,8 @@
  *   probe:  try N' for 2 intervals against that mean: up N' = 1.5 N, kept
  *           for a gain of 8% or more (two 10 ms intervals on a shared 2-CPU
  *           machine differ by several percent for nothing: with a 3% bar N
- *           climbed by chance, to 24-34 at 128-1024 clients where fixed N = 4
- *           served 1.1-1.3x more); down N' = N / 1.5, kept if it costs
+ *           climbed by chance, to 12-34 at 128-1024 clients where fixed N = 4
+ *           served 1.03-1.28x more); down N' = N / 1.5, kept if it costs
  *           under 2% (fewer threads inside: less lock contention, fewer
  *           preempted holders); a kept probe goes on the same way at once, a
  *           failed one returns to N and the next probe goes the other way

@@ -10,7 +10,7 @@
  * CPU (5-50 us on the project's VM, longer when the run queue is full),
  * while the thread that just gave it back (its transaction ended) is
  * running and wants it again within a microsecond.  With N at or below the
- * CPU count, a handoff per transaction left 20-30% of the CPUs idle and
+ * CPU count, a handoff per transaction left 20-35% of the CPUs idle and
  * served 0.5x of InnoDB's gate, which lets that thread take its slot back.
  * So a running thread may take a free slot ahead of the sleepers, as in
  * InnoDB, but only until the oldest sleeper has waited barge_us: from then
@@ -33,7 +33,6 @@
 #include "locklab/spin.h"
 
 #define ONE_QUEUED ((uint64_t)1 << 32)
-
 
 void gate_queue_init(struct gate_queue *q, int64_t limit, uint64_t barge_ns)
 {

@@ -190,3 +190,16 @@ def test_targets_are_missed_when_the_numbers_say_so():
     assert not auto["ok"] and "below at 1 (64)" in auto["text"]
     io = checks["I/O: suspend keeps the CPU busy"]
     assert not io["ok"] and "server CPUs 0.20 -> 0.24" in io["text"]   # 1.2x, not 1.5x
+
+
+def test_fifo_pairs_where_the_gate_cannot_bind_are_told_apart():
+    # 2 clients behind N = 4: nobody waits at either gate, so a gap there is noise;
+    # 64 clients: the gate binds and fifo is level with innodb.
+    pts = [point("pthread", t, "innodb", "n=4", 100.0) for t in (2, 64)]
+    pts += [point("pthread", 2, "fifo", "n=4", 80.0), point("pthread", 64, "fifo", "n=4", 99.0)]
+    checks = {c["target"]: c for c in admission.check(pts)}
+    every = checks["fifo >= innodb, same N"]
+    assert not every["ok"] and "by more than 5% at 1" in every["text"]
+    binding = checks["fifo >= innodb, same N, gate binding"]
+    assert binding["ok"] and binding["where"] == "1 pairs with clients > N"
+    assert "below at 0; worst n=4 64 clients: 0.99x" in binding["text"]
