@@ -3,8 +3,9 @@
  * gate_impl.h) and the `fifo` policy built on it.
  *
  * Against InnoDB's sleep-and-retry: a waiter sleeps on a futex word of its
- * own and is woken when a slot is handed to it, or once, at its deadline;
- * waiters are admitted in arrival order; nobody polls.
+ * own and is woken when a slot is handed to it, and otherwise at most twice
+ * (to re-arm its timer, and at its deadline); waiters are admitted in
+ * arrival order; nobody polls.
  *
  * Why barging: a slot handed to a sleeper is idle until the sleeper gets a
  * CPU (5-50 us on the project's VM, longer when the run queue is full),

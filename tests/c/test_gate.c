@@ -361,9 +361,14 @@ static int test_barge(void)
 		sched_yield();
 	ll_gate_get_stats(brg.g, &st);
 	CHECK(st.handoffs == 1, "%llu handoffs after suspend", (unsigned long long)st.handoffs);
+	/* Resume once B has gone: were A to queue behind B now, B's leave would free
+	 * the slot for running threads and A would sleep out its 10 s bound. */
 	atomic_store(&brg.b_go, 1);
+	pthread_join(b, NULL);
 	ll_gate_resume(brg.g, &a);
-	barge_finish(b, &a);
+	CHECK(a.inside && !a.suspended, "resume after B left did not take the free slot");
+	ll_gate_leave(brg.g, &a);
+	ll_gate_destroy(brg.g);
 
 	/* Strict FIFO: A's re-enter queues behind B and returns only after B got in. */
 	b = barge_setup("n=1,tickets=0,barge_us=0", &a);
