@@ -101,6 +101,9 @@ static unsigned state_clear(ll_ll_t *l, unsigned bits)
 	return atomic_fetch_and_explicit(&l->state, ~bits, memory_order_acq_rel);
 }
 
+/* However costly handoffs are, every waiter gets a turn within this: fairness over a second. */
+enum { MAX_ROTATION_NS = 250000000 };
+
 /*
  * The shortest turn: min_turn_ns, or turn_cost_ratio handoffs' worth of
  * time if that is longer.  A handoff leaves the lock idle until the grantee
@@ -109,14 +112,11 @@ static unsigned state_clear(ll_ll_t *l, unsigned bits)
  * behind the holder on its CPU.  The floor keeps the idle share of a turn
  * under 1 / turn_cost_ratio wherever it runs.
  */
-/* However costly handoffs are, every waiter gets a turn within this: fairness over a second. */
-enum { MAX_ROTATION_NS = 250000000 };
-
 static uint64_t min_turn(const ll_ll_t *l)
 {
 	uint64_t cost = atomic_load_explicit(&l->handoff_cost, memory_order_relaxed);
-	uint64_t floor = cost * l->turn_cost_ratio;
-	return floor > l->min_turn_ns ? floor : l->min_turn_ns;
+	uint64_t least = cost * l->turn_cost_ratio;
+	return least > l->min_turn_ns ? least : l->min_turn_ns;
 }
 
 /*
@@ -130,11 +130,11 @@ static uint64_t turn_ns(const ll_ll_t *l, uint32_t queued)
 	uint64_t t = l->handoff_ns;
 	if (queued && l->rotation_ns) {
 		uint64_t share = l->rotation_ns / ((uint64_t)queued + 1);
-		uint64_t floor = min_turn(l), fair = MAX_ROTATION_NS / ((uint64_t)queued + 1);
-		if (floor > fair)
-			floor = fair > l->min_turn_ns ? fair : l->min_turn_ns;
+		uint64_t least = min_turn(l), fair = MAX_ROTATION_NS / ((uint64_t)queued + 1);
+		if (least > fair)
+			least = fair > l->min_turn_ns ? fair : l->min_turn_ns;
 		if (share < t)
-			t = share > floor ? share : floor;
+			t = share > least ? share : least;
 		if (t > l->handoff_ns)
 			t = l->handoff_ns;
 	}
