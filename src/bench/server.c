@@ -412,8 +412,9 @@ static void print_text(const struct config *c, const struct result *r)
 	       c->lock, c->lock_opts ? " " : "", c->lock_opts ? c->lock_opts : "",
 	       c->gate ? c->gate : "none", c->gate_opts ? " " : "", c->gate_opts ? c->gate_opts : "",
 	       c->threads, r->qps, r->ns_per_query, r->latency_p50, r->latency_p99, r->latency_max,
-	       r->wait_p99, r->gate.limit_mean, r->gate.handoffs, r->gate.barges, w->cpu_user_pct, w->cpu_sys_pct, w->cpu_idle_pct,
-	       w->cs_per_sec, r->jain, r->mutex_ok ? "ok" : "VIOLATED");
+	       r->wait_p99, r->gate.limit_mean, r->gate.handoffs, r->gate.barges,
+	       w->cpu_user_pct, w->cpu_sys_pct, w->cpu_idle_pct, w->cs_per_sec, r->jain,
+	       r->mutex_ok ? "ok" : "VIOLATED");
 }
 
 static int init_slot(struct slot *s, const struct config *c)
