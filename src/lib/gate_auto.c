@@ -2,44 +2,54 @@
  * gate_auto.c: the `auto` policy: fifo's queue (gate_queue) with N chosen
  * by a feedback loop instead of by the administrator.
  *
- * What it measures, every `interval_us` (default 10 ms), with no thread of
+ * What it measures, every `interval_us` (default 5 ms), with no thread of
  * its own (the exit that finds the interval over runs the controller under
  * a trylock; a busy controller is skipped, never waited for):
  *   X     exits per second, the throughput N is judged by (per-CPU
  *         counters, so counting adds no shared cache line to the exit)
- *   idle  idle CPUs, system-wide, from /proc/stat over the last 8
- *         intervals (10 ms ticks, so only the sum of several intervals
- *         means anything); system-wide, not this process's CPU time, so
- *         that CPUs busy with other programs do not look free
+ *   idle  idle CPUs, system-wide, from /proc/stat over the last 16
+ *         intervals (its ticks are 4-10 ms, so only the sum of several
+ *         intervals means anything); system-wide, not this process's CPU
+ *         time, so that CPUs busy with other programs do not look free
  *   Q     whether anybody had to queue: if nobody did, N does not bind
  *   U     this process's CPU time per second (in the trace only)
  *
- * How it chooses: hill climbing on X in steps of 1.5x (N is a count whose
- * right value spans 2 to 100s: equal ratios, not equal differences), with the
- * idle CPUs as a shortcut:
+ * How it chooses: hill climbing on X in steps of 2x (N is a count whose
+ * right value spans 2 to 100s: equal ratios, not equal differences; a
+ * smaller step changes X by less than a probe can tell), with the idle CPUs
+ * as a shortcut:
  *   N starts at twice the CPU count (one thread per CPU, plus a spare set to
  *           cover the time a handed-over slot waits for its thread to run)
- *   settle: average X at N over 2 intervals (one more per failed probe in a
- *           row, up to 8: a stable N is probed less often)
- *   probe:  try N' for 2 intervals against that mean: up N' = 1.5 N, kept
- *           for a gain of 8% or more (two 10 ms intervals on a shared 2-CPU
- *           machine differ by several percent for nothing: with a 3% bar N
- *           climbed by chance, to 12-34 at 128-1024 clients where fixed N = 4
- *           served 1.03-1.28x more); down N' = N / 1.5, kept if it costs
- *           under 2% (fewer threads inside: less lock contention, fewer
- *           preempted holders); a kept probe goes on the same way at once, a
- *           failed one returns to N and the next probe goes the other way
+ *   hold:   stay at N for 2 intervals, twice as long per failed probe in a
+ *           row, up to 64 (a stable N is probed rarely: each probe spends
+ *           half its time at an N that is usually worse)
+ *   probe:  a paired test.  N' and N take turns in blocks of 2 intervals;
+ *           the first interval of a block is thrown away (it carries what the
+ *           other N left behind: threads still to leave, waiters parked in a
+ *           lock's queue, and which N it hurts depends on the order); each
+ *           pair of blocks gives log(X at N' / X at N).  See verdict(): after
+ *           3 to 8 pairs, up (N' = 2 N) is kept for a gain of 3% beyond one
+ *           standard error, down (N' = N / 2) unless it costs 2% beyond one;
+ *           in doubt the smaller N is kept.  Pairing cancels the machine's
+ *           drift over the probe; one 5 ms interval in five is a dip to 60%
+ *           or less, which the clamp keeps from deciding alone.  A kept probe
+ *           goes on the same way at once; a failed one leaves N where it was,
+ *           and the next probe goes the other way
  *   starved (threads queue while at least 0.25 CPUs idle: admitted threads
  *           block inside, in I/O, on a parked lock, on any wait not wrapped
- *           in suspend/resume, seed 001's disk-bound comment): probe up to
- *           2 N at once, without waiting out the settle
- *   nobody queued: N does not bind; nothing is probed
- *   N stays within [min, max]; min defaults to twice the CPU count, where it
- *   starts: below it, every slot handed over leaves a CPU idle until the
- *   woken thread runs (measured: fifo at N = CPUs served 9-24% less than at
- *   2 x CPUs from 8 clients up on the CPU-bound server workload).
+ *           in suspend/resume, seed 001's disk-bound comment): probe 4 N at
+ *           once, without waiting out the hold; once that fails, the idle
+ *           CPUs are not what N can fix (a lock that parks its waiters idles
+ *           the CPUs whatever N is) and the shortcut is off until the idle
+ *           CPUs have gone once
+ *   nobody queued: N does not bind. If it is above 1.5x the most threads seen
+ *           inside, it comes down to that (nothing changes now; a change of
+ *           the workload is then seen at once); otherwise it is probed
+ *           downwards only, since more N cannot change anything
+ *   N stays within [min, max]; min defaults to the CPU count.
  */
 #include <fcntl.h>
+#include <math.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -52,13 +62,17 @@
 
 #define SHARDS 16
 #define TRACE_LEN 4096
-#define SETTLE_MIN 2
-#define SETTLE_MAX 8
-#define PROBE_LEN 2
-#define GAIN_UP 1.08
+#define HOLD_MIN 2
+#define HOLD_MAX 64
+#define PAIRS_MIN 3
+#define PAIRS_MAX 8
+#define BLOCK 2
+#define GAIN_UP 1.03
 #define KEEP_DOWN 0.98
+#define CLAMP 0.5
 #define STARVED_CPUS 0.25
-#define IDLE_WINDOW 8
+#define SLACK 1.5
+#define IDLE_WINDOW 16
 #define WARMUP_INTERVALS 2
 
 struct auto_config {
@@ -68,7 +82,7 @@ struct auto_config {
 	int64_t barge_us;
 };
 
-enum phase { SETTLE, PROBE };
+enum phase { HOLD, PROBE };
 
 struct auto_gate {
 	struct gate_queue q;
@@ -85,8 +99,13 @@ struct auto_gate {
 	enum phase phase;
 	int intervals, dir, rejects, cpus;
 	uint64_t seen;
-	double sum, base;
-	int64_t probe_from;
+	int queued, starved_probe;   /* anyone queued this hold / probe; a starved probe */
+	uint32_t inside_peak;        /* the most seen inside this hold */
+	int64_t from, to;            /* a probe: N and N', taken in turns */
+	int starved_off;             /* a starved probe failed; idle CPUs have not gone since */
+	double x_to;                 /* X at N' in this pair's first block */
+	int pairs;
+	double r_sum, r_sq;          /* log(X at N' / X at N), summed over pairs */
 	int stat_fd;                                 /* /proc/stat, kept open */
 	unsigned long long last_idle, last_total;
 	unsigned long long idle_ring[IDLE_WINDOW], total_ring[IDLE_WINDOW];
@@ -140,7 +159,7 @@ static void *auto_create(const void *config)
 		return NULL;
 	memset(g, 0, sizeof(*g));
 	g->cpus = ll_gate_cpus();
-	g->min = c->min ? c->min : 2 * g->cpus;
+	g->min = c->min ? c->min : g->cpus;
 	g->max = c->max;
 	if (g->max < g->min)
 		g->max = g->min;
@@ -159,7 +178,7 @@ static void *auto_create(const void *config)
 	if (!read_ticks(g->stat_fd, &g->last_idle, &g->last_total))
 		g->last_idle = g->last_total = 0;
 	g->dir = +1;
-	g->phase = SETTLE;
+	g->phase = HOLD;
 	g->n_min = g->n_max = g->n;
 	return g;
 }
@@ -196,29 +215,59 @@ static void set_n(struct auto_gate *g, int64_t n, uint64_t now)
 	gate_queue_set_limit(&g->q, n);
 }
 
-/* Begin a probe from N at throughput `base`; 0 if N is at the bound that way. */
-static int start_probe(struct auto_gate *g, double base, int dir, int starved, uint64_t now)
+/* Begin a probe from N towards `dir`; 0 if N is at its bound that way. */
+static int start_probe(struct auto_gate *g, int dir, int starved, uint64_t now)
 {
-	int64_t up = starved ? g->n : g->n / 2, down = g->n / 3;
-	int64_t to = dir > 0 ? g->n + (up > 1 ? up : 1) : g->n - (down > 1 ? down : 1);
+	int64_t to = dir > 0 ? g->n * (starved ? 4 : 2) : g->n / 2;
 	to = to < g->min ? g->min : to > g->max ? g->max : to;
 	if (to == g->n)
 		return 0;
-	g->base = base;
 	g->dir = dir;
-	g->probe_from = g->n;
+	g->from = g->n;
+	g->to = to;
+	g->starved_probe = starved;
+	g->pairs = 0;
+	g->r_sum = g->r_sq = 0;
 	g->phase = PROBE;
 	g->intervals = 0;
-	g->sum = 0;
+	g->queued = 0;
 	set_n(g, to, now);
 	return 1;
 }
 
-static void settle(struct auto_gate *g)
+static void hold(struct auto_gate *g)
 {
-	g->phase = SETTLE;
+	g->phase = HOLD;
 	g->intervals = 0;
-	g->sum = 0;
+	g->queued = 0;
+	g->inside_peak = 0;
+}
+
+/*
+ * A probe's verdict from the pairs so far: +1 keep N', -1 keep N, 0 not yet.
+ * Each pair gives r = log(X at N' / X at N), clamped to +-CLAMP so that one
+ * dip (a preempted holder, a neighbour's burst) counts as a large difference,
+ * not a huge one.  With the mean m and its standard error e: up is kept when
+ * m - e clears log(GAIN_UP) and dropped when m + e does not; down is dropped
+ * when m + e is below log(KEEP_DOWN) and kept when m - e is above it.  After
+ * PAIRS_MAX pairs a doubt keeps the smaller N: when N' and N serve alike,
+ * fewer threads inside is the safer of the two.
+ */
+static int verdict(const struct auto_gate *g)
+{
+	if (g->pairs < PAIRS_MIN)
+		return 0;
+	double k = g->pairs, m = g->r_sum / k;
+	double var = (g->r_sq - k * m * m) / (k - 1);
+	double e = sqrt((var > 0 ? var : 0) / k);
+	double bar = log(g->dir > 0 ? GAIN_UP : KEEP_DOWN);
+	if (m - e >= bar)
+		return +1;
+	if (m + e < bar)
+		return -1;
+	if (g->pairs < PAIRS_MAX)
+		return 0;
+	return g->dir > 0 ? -1 : +1;
 }
 
 static void trace(struct auto_gate *g, uint64_t now, double x, double cpus, double idle)
@@ -270,36 +319,71 @@ static void control(struct auto_gate *g, uint64_t now)
 		trace(g, now, x, cpus, idle);
 		return;
 	}
-	g->sum += x;
-	g->intervals++;
-
-	if (g->phase == PROBE && g->intervals >= PROBE_LEN) {
-		double xp = g->sum / g->intervals;
-		if (g->dir > 0 ? xp >= GAIN_UP * g->base : xp >= KEEP_DOWN * g->base) {
-			g->rejects = 0;
-			if (!start_probe(g, xp, g->dir, starved, now))
-				settle(g);
-		} else {
-			set_n(g, g->probe_from, now);
-			g->dir = -g->dir;
-			if (g->rejects < SETTLE_MAX)
-				g->rejects++;
-			settle(g);
+	g->queued |= queued;
+	if (g->phase == PROBE) {
+		/* Blocks of BLOCK intervals, at N' and at N in turns; only a block's
+		 * last interval counts: the first carries what the other N left
+		 * behind (threads still to leave, parked in a lock's queue). */
+		int k = g->intervals++, block = k / BLOCK, v = 0;
+		if (g->intervals % BLOCK == 0) {
+			if (block % 2 == 0) {
+				g->x_to = x;
+			} else {
+				double r = x > 0 && g->x_to > 0 ? log(g->x_to / x) : g->x_to > 0 ? CLAMP : -CLAMP;
+				r = r > CLAMP ? CLAMP : r < -CLAMP ? -CLAMP : r;
+				g->pairs++;
+				g->r_sum += r;
+				g->r_sq += r * r;
+				v = verdict(g);
+			}
 		}
-	} else if (g->phase == SETTLE) {
-		int need = SETTLE_MIN + g->rejects;
-		double base = g->sum / g->intervals;
-		if (starved) {
-			if (!start_probe(g, base, +1, 1, now))
-				settle(g);
-		} else if (!queued) {
-			settle(g);   /* N does not bind: nothing to measure against */
-		} else if (g->intervals >= (need < SETTLE_MAX ? need : SETTLE_MAX)) {
-			if (!start_probe(g, base, g->dir, 0, now) &&
-			    !start_probe(g, base, -g->dir, 0, now))
-				settle(g);
+		if (!v) {
+			set_n(g, (g->intervals / BLOCK) % 2 ? g->from : g->to, now);
+		} else {
+			if (v > 0) {
+				set_n(g, g->to, now);
+				g->rejects = 0;
+				/* Go on the same way at once (upwards only while N binds). */
+				if ((g->dir < 0 || g->queued) && start_probe(g, g->dir, 0, now))
+					goto out;
+			} else {
+				set_n(g, g->from, now);
+				if (g->starved_probe)
+					g->starved_off = 1;
+				g->dir = -g->dir;
+				if ((HOLD_MIN << g->rejects) < HOLD_MAX)
+					g->rejects++;
+			}
+			hold(g);
+		}
+		goto out;
+	}
+	uint32_t inside = GATE_INSIDE(atomic_load_explicit(&g->q.word, memory_order_relaxed));
+	if (inside > g->inside_peak)
+		g->inside_peak = inside;
+	g->intervals++;
+	if (idle < STARVED_CPUS)
+		g->starved_off = 0;
+	if (starved && !g->starved_off) {
+		if (!start_probe(g, +1, 1, now))
+			hold(g);
+	} else if (g->intervals >= (HOLD_MIN << g->rejects)) {
+		if (!g->queued) {
+			/* N does not bind. Where it is far above what is used, bring it down
+			 * (that changes nothing now, and lets a later change be seen);
+			 * otherwise only a step down can teach anything. */
+			int64_t used = (int64_t)(SLACK * g->inside_peak) + 1;
+			if (used < g->n && g->n > g->min)
+				set_n(g, used, now);
+			else
+				start_probe(g, -1, 0, now);
+			if (g->phase == HOLD)
+				hold(g);
+		} else if (!start_probe(g, g->dir, 0, now) && !start_probe(g, -g->dir, 0, now)) {
+			hold(g);
 		}
 	}
+out:
 	trace(g, now, x, cpus, idle);
 }
 
@@ -384,9 +468,9 @@ static size_t auto_trace(void *state, struct ll_gate_sample *out, size_t max)
 static const struct ll_knob auto_knobs[] = {
 	LL_GATE_KNOB_N(struct auto_config, 0, 0, "N to start from, 0 = twice the CPUs this process may use"),
 	LL_GATE_KNOB_TICKETS(struct auto_config),
-	LL_KNOB_INT(struct auto_config, min, 0, 0, 1 << 20, "lowest N, 0 = twice the CPU count"),
+	LL_KNOB_INT(struct auto_config, min, 0, 0, 1 << 20, "lowest N, 0 = the CPU count"),
 	LL_KNOB_INT(struct auto_config, max, 1024, 1, 1 << 20, "highest N"),
-	LL_KNOB_INT(struct auto_config, interval_us, 10000, 100, 10000000,
+	LL_KNOB_INT(struct auto_config, interval_us, 5000, 100, 10000000,
 		    "us between two decisions (one measurement interval)"),
 	LL_GATE_KNOB_BARGE(struct auto_config),
 };

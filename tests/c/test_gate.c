@@ -11,6 +11,9 @@
  *   test_gate barge POLICY     fifo, auto: a running thread passes a sleeper
  *                              only until the sleeper is overdue; strict
  *                              FIFO (barge_us=0) never; suspend hands over
+ *   test_gate follow auto      auto moves N the way the work asks: down to
+ *                              what is used when N does not bind, up when
+ *                              the admitted threads sleep inside the gate
  *   test_gate config           policy and option errors, the policy list
  *
  * No timing thresholds: the watchdog turns a hang into a failure.
@@ -410,6 +413,68 @@ static int test_barge(void)
 
 /* --- config --- */
 
+/* auto following the work: N must reach a bound within a long deadline. */
+static struct {
+	ll_gate_t *g;
+	atomic_int stop;
+	int sleep_us;
+} follow;
+
+static void *follow_main(void *arg)
+{
+	(void)arg;
+	ll_gate_thread_t me = { 0 };
+	while (!atomic_load(&follow.stop)) {
+		ll_gate_enter(follow.g, &me);
+		if (follow.sleep_us) {
+			struct timespec ts = { 0, follow.sleep_us * 1000L };
+			nanosleep(&ts, NULL);
+		}
+		ll_gate_exit(follow.g, &me);
+		ll_gate_leave(follow.g, &me);
+	}
+	return NULL;
+}
+
+/* Run THREADS clients until N satisfies `until` (or 10 s); returns the last N. */
+static int64_t follow_run(const char *opts, int threads, int sleep_us, int64_t lo, int64_t hi)
+{
+	pthread_t t[16];
+	struct ll_error err;
+	follow.g = ll_gate_create("auto", opts, &err);
+	CHECK(follow.g, "auto %s: %s", opts, err.msg);
+	atomic_store(&follow.stop, 0);
+	follow.sleep_us = sleep_us;
+	for (int i = 0; i < threads; i++)
+		CHECK(!pthread_create(&t[i], NULL, follow_main, NULL), "pthread_create");
+	int64_t n = ll_gate_limit(follow.g);
+	for (int ms = 0; ms < 10000 && !(n >= lo && n <= hi); ms += 10) {
+		struct timespec ts = { 0, 10 * 1000000L };
+		nanosleep(&ts, NULL);
+		n = ll_gate_limit(follow.g);
+	}
+	atomic_store(&follow.stop, 1);
+	for (int i = 0; i < threads; i++)
+		pthread_join(t[i], NULL);
+	ll_gate_destroy(follow.g);
+	return n;
+}
+
+static int test_follow(void)
+{
+	CHECK(!strcmp(policy, "auto"), "follow is auto's test");
+	/* 2 clients behind N = 64: nobody ever queues, so N does not bind; it must
+	 * come down to 1.5x the most seen inside (at most 2), + 1, and not below min. */
+	int64_t n = follow_run("n=64,min=2,max=64,interval_us=1000", 2, 0, 2, 4);
+	CHECK(n >= 2 && n <= 4, "N did not come down to what is used: %lld", (long long)n);
+	/* 12 clients that sleep 2 ms inside the gate, from N = 1: each slot serves
+	 * one client at a time, so every step up serves more; N must climb. */
+	n = follow_run("n=1,min=1,max=64,interval_us=2000", 12, 2000, 4, 64);
+	CHECK(n >= 4, "N did not climb while the admitted threads sleep: %lld", (long long)n);
+	printf("follow: down to %s, up while sleeping inside ok\n", "what is used");
+	return 0;
+}
+
 static void expect_error(const char *p, const char *opts, const char *want)
 {
 	struct ll_error err = { "" };
@@ -456,9 +521,9 @@ int main(int argc, char **argv)
 	static const struct test_case tests[] = {
 		{ "limit", test_limit, 1 },     { "tickets", test_tickets, 1 },
 		{ "suspend", test_suspend, 1 }, { "barge", test_barge, 1 },
-		{ "config", test_config, 0 },
+		{ "follow", test_follow, 1 },   { "config", test_config, 0 },
 	};
 	const struct test_case *t = test_pick(argc, argv, tests, sizeof(tests) / sizeof(tests[0]),
-					      "limit|tickets|suspend|barge POLICY | config", &policy);
+					      "limit|tickets|suspend|barge|follow POLICY | config", &policy);
 	return t ? t->run() : 2;
 }
