@@ -15,16 +15,24 @@
  * served 0.5x of InnoDB's gate, which lets that thread take its slot back.
  * So a running thread may take a free slot ahead of the sleepers, as in
  * InnoDB, but only until the oldest sleeper has waited barge_us: from then
- * on every slot that frees goes to the queue, in order, until its head is
- * younger than that again.  No waiter is passed once it has waited
- * barge_us, and a free slot that nobody running takes is given to a
- * sleeper within barge_us.  barge_us=0 is strict FIFO.
+ * on slots that free go to the queue, in order.  One slot at a time: after
+ * each, running threads barge again for a calm spell (calm()) in which the
+ * N slots serve HANDOFF_PACE times the idle time a handoff costs (measured:
+ * grant to the sleeper running), then the next overdue waiter gets the
+ * next slot.  So overdue waiters are served strictly in order and ahead of
+ * anyone who arrives later, a free slot that nobody running takes reaches
+ * a sleeper within barge_us (or the spell), and handoffs never take more
+ * than ~1/HANDOFF_PACE of the slots' time, however long the queue: a wait
+ * is bounded by max(barge_us, the waiters ahead x (HANDOFF_PACE + 1) x the
+ * handoff cost / N).  barge_us=0 is strict FIFO: no barging, no spells.
  *
- * The default, 50 ms, is measured (docs/admission.md): with 1-10 ms the
- * waiters of a small N all become overdue together and the queue falls back
- * into strict order, a handoff per transaction; 50 ms kept InnoDB's
- * throughput at N = 1-2 up to 256 clients while the longest wait stayed a
- * third of InnoDB's (~60 ms against 150-160 ms).
+ * The default bound, 50 ms, is measured (docs/admission.md): with 1-10 ms
+ * the waiters of a small N all become overdue together; 50 ms kept
+ * InnoDB's throughput at N = 1-2 up to 256 clients while the longest wait
+ * stayed a third of InnoDB's (~60 ms against 150-160 ms).  Before the calm
+ * spells, an overdue queue was drained in strict order, a handoff per
+ * transaction; with 1024 clients at N = 1 (a rotation of ~1,000 x 80 us,
+ * beyond any bound) that was for ever, and served 0.7x of InnoDB's gate.
  */
 #include <stdlib.h>
 #include <time.h>
@@ -34,6 +42,8 @@
 #include "locklab/spin.h"
 
 #define ONE_QUEUED ((uint64_t)1 << 32)
+/* Slot time left idle by one handoff to an overdue waiter, at most 1 / HANDOFF_PACE. */
+#define HANDOFF_PACE 8
 
 void gate_queue_init(struct gate_queue *q, int64_t limit, uint64_t barge_ns)
 {
@@ -42,6 +52,8 @@ void gate_queue_init(struct gate_queue *q, int64_t limit, uint64_t barge_ns)
 	q->barge_ns = barge_ns;
 	pthread_mutex_init(&q->lock, NULL);
 	q->head = q->tail = NULL;
+	atomic_init(&q->calm_until, 0);
+	atomic_init(&q->handoff_ns, 0);
 	atomic_init(&q->handoffs, 0);
 	atomic_init(&q->barges, 0);
 }
@@ -86,6 +98,7 @@ static struct gate_waiter *pop_head(struct gate_queue *q)
  * (a futex waiter elsewhere woken by it rechecks its own word). */
 static void grant(struct gate_waiter *w)
 {
+	w->granted_ns = ll_now_ns();
 	atomic_store_explicit(&w->state, GATE_GRANTED, memory_order_release);
 	ll_sys_futex_wake(&w->state, 1);
 }
@@ -102,6 +115,35 @@ static void pop_to(struct gate_queue *q, struct gate_waiter ***last)
 }
 
 /*
+ * A slot went to an overdue waiter (lock held): running threads may barge
+ * again for a spell in which the N slots together serve HANDOFF_PACE times
+ * the time that slot will stand idle until its sleeper runs.  Without it a
+ * queue whose rotation takes longer than barge_ns (1024 clients behind
+ * N = 1: ~1,000 x (a transaction + a wake-up)) would be overdue for ever
+ * and served in strict order, a wake-up per transaction: half the slot
+ * time idle, where InnoDB's gate lets the running threads keep it.
+ */
+static void calm(struct gate_queue *q, uint64_t now)
+{
+	if (!q->barge_ns)
+		return;   /* strict FIFO: nobody ever passes a sleeper */
+	int64_t n = queue_limit(q);
+	uint64_t idle = atomic_load_explicit(&q->handoff_ns, memory_order_relaxed);
+	atomic_store_explicit(&q->calm_until, now + HANDOFF_PACE * idle / (uint64_t)(n > 0 ? n : 1),
+			      memory_order_relaxed);
+}
+
+/* A granted waiter runs: how long its slot stood idle joins the average (weight 1/8). */
+static void note_handoff(struct gate_queue *q, const struct gate_waiter *me)
+{
+	int64_t idle = (int64_t)(ll_now_ns() - me->granted_ns);
+	int64_t avg = (int64_t)atomic_load_explicit(&q->handoff_ns, memory_order_relaxed);
+	if (idle > 0 && idle < INT32_MAX)
+		atomic_store_explicit(&q->handoff_ns, (uint64_t)(avg + (idle - avg) / 8),
+				      memory_order_relaxed);
+}
+
+/*
  * Restore the invariants after the head changed, N changed or a deadline
  * passed (lock held): due is set exactly when the head is overdue; while it
  * is, free slots go to the head in order; a head that is not overdue has a
@@ -113,7 +155,8 @@ static void settle(struct gate_queue *q, struct gate_waiter ***last)
 	uint64_t now = ll_now_ns();
 	for (;;) {
 		uint64_t w = atomic_load_explicit(&q->word, memory_order_relaxed);
-		if (!q->head || now < q->head->deadline) {
+		if (!q->head || now < q->head->deadline ||
+		    now < atomic_load_explicit(&q->calm_until, memory_order_relaxed)) {
 			if (w & GATE_DUE)
 				atomic_fetch_and_explicit(&q->word, ~GATE_DUE, memory_order_relaxed);
 			if (q->head && !atomic_load_explicit(&q->head->timed, memory_order_relaxed)) {
@@ -131,6 +174,7 @@ static void settle(struct gate_queue *q, struct gate_waiter ***last)
 		/* One more inside, one fewer queued, in one step. */
 		atomic_fetch_add_explicit(&q->word, 1 - ONE_QUEUED, memory_order_relaxed);
 		pop_to(q, last);
+		calm(q, now);
 	}
 }
 
@@ -190,20 +234,24 @@ int gate_queue_acquire(struct gate_queue *q)
 		last = &admit;
 		/* acquire: the granter's release hands us what the slot's last holder did. */
 		unsigned s = atomic_load_explicit(&me.state, memory_order_acquire);
-		if (s == GATE_GRANTED)
+		if (s == GATE_GRANTED) {
+			note_handoff(q, &me);
 			return 1;
+		}
 		if (s == GATE_REARM) {
 			atomic_compare_exchange_strong_explicit(&me.state, &s, GATE_WAITING,
 								memory_order_relaxed, memory_order_relaxed);
 			continue;
 		}
 
-		struct timespec at = mono_at(me.deadline);
+		uint64_t calm_until = atomic_load_explicit(&q->calm_until, memory_order_relaxed);
+		struct timespec at = mono_at(me.deadline > calm_until ? me.deadline : calm_until);
 		int timed = atomic_load_explicit(&me.timed, memory_order_relaxed);
 		if (ll_sys_futex_wait(&me.state, GATE_WAITING, timed ? &at : NULL) != ETIMEDOUT)
 			continue;
 		/* Our deadline: we, and everyone ahead of us, are overdue; slots left
-		 * free by barging go to the queue now, and we sleep untimed. */
+		 * free by barging go to the queue now (after a calm spell, if one is
+		 * on: settle() re-arms us then), and we sleep untimed. */
 		pthread_mutex_lock(&q->lock);
 		if (atomic_load_explicit(&me.state, memory_order_relaxed) != GATE_GRANTED) {
 			atomic_store_explicit(&me.timed, 0, memory_order_relaxed);
@@ -233,6 +281,8 @@ void gate_queue_release(struct gate_queue *q, int away)
 		/* The slot passes to the head as it is: inside stays, queued - 1. */
 		atomic_fetch_sub_explicit(&q->word, ONE_QUEUED, memory_order_relaxed);
 		pop_to(q, &last);
+		if (w & GATE_DUE)
+			calm(q, ll_now_ns());
 	}
 	settle(q, &last);
 	pthread_mutex_unlock(&q->lock);

@@ -77,14 +77,18 @@ extern const struct ll_gate_policy ll_gate_auto_policy;
  *                 hands every free slot to the head of the queue
  *
  * due is cleared (under `lock`) when the queue empties or its new head is
- * not yet overdue.  A thread that gives its slot back to block (suspend)
+ * not yet overdue, and after each slot handed to an overdue head for a calm
+ * spell of HANDOFF_PACE handoffs' worth of idle slot time (spread over N
+ * slots), in which running threads barge again: overdue waiters are served
+ * in order, one per spell, and at most ~1/HANDOFF_PACE of the slots' time
+ * goes idle waiting for woken sleepers, however long the queue.  A thread that gives its slot back to block (suspend)
  * hands it over whether or not due is set: it will not be back to use it.
  *
  * Invariants after every step under `lock`: queued == 0 implies !due; due
  * and queued > 0 imply inside >= limit (no overdue waiter sleeps beside a
- * free slot); a queued waiter that is not yet overdue has a timed sleep
- * armed for its deadline, so a free slot that no running thread takes
- * waits at most barge_ns for a sleeper.
+ * free slot); while due is clear the head has a timed sleep armed for the
+ * later of its deadline and calm_until, so a free slot that no running
+ * thread takes waits at most that long for a sleeper.
  */
 enum { GATE_WAITING, GATE_GRANTED, GATE_REARM };
 
@@ -92,6 +96,7 @@ struct gate_waiter {
 	atomic_uint state;          /* futex word: GATE_WAITING / GRANTED / REARM */
 	atomic_int timed;           /* sleeps until `deadline`; set under `lock` */
 	uint64_t deadline;          /* ll_now_ns() when it becomes overdue */
+	uint64_t granted_ns;        /* when the slot was handed to it (the grantor's clock) */
 	struct gate_waiter *next;   /* guarded by the queue's lock */
 };
 
@@ -101,6 +106,10 @@ struct gate_queue {
 	uint64_t barge_ns;          /* 0: strict FIFO, a running thread never passes a sleeper */
 	pthread_mutex_t lock;
 	struct gate_waiter *head, *tail;
+	/* Pacing of the handoffs to overdue waiters (see settle()): none is made
+	 * before calm_until; handoff_ns averages how long a handed slot waited
+	 * for its sleeper to run.  Written under `lock`, read relaxed. */
+	_Atomic uint64_t calm_until, handoff_ns;
 	/* Statistics, under `lock` or relaxed: slots handed to a sleeper, and
 	 * admissions that passed a sleeper (a running thread's barge). */
 	atomic_uint_fast64_t handoffs, barges;
