@@ -307,7 +307,8 @@ def write(conn, run_id: int, out: Path) -> Path:
     crossed = crossings(points)
     out.mkdir(parents=True, exist_ok=True)
     (out / admission.TARGETS_FILE).unlink(missing_ok=True)
-    extra = admission.section(server, out) if server else ""
+    raw = [r for r in rows if r.get("workload") == "server"]
+    extra = admission.section(server, out, raw) if server else ""
     write_data(out, run, rows, crossed)
     if points:
         for stem, metric, ylabel, logy, _ in LINE_CHARTS:

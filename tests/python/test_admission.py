@@ -203,3 +203,32 @@ def test_fifo_pairs_where_the_gate_cannot_bind_are_told_apart():
     binding = checks["fifo >= innodb, same N, gate binding"]
     assert binding["ok"] and binding["where"] == "1 pairs with clients > N"
     assert "below at 0; worst n=4 64 clients: 0.99x" in binding["text"]
+
+
+def test_held_out_rows_pick_the_best_setting_on_the_other_passes():
+    # Three passes at 64 clients: fifo n=8 serves 100 in each, fifo n=2 130, 90, 90,
+    # innodb n=8 100 in each, auto 97, 96, 98. Each pass compares auto with the
+    # setting best on the other two passes, in its own pass:
+    #   pass 1: n=2 median(90, 90) = 90 < n=8's 100 -> 97 / 100
+    #   pass 2: n=2 median(130, 90) = 110 > 100     -> 96 / 90
+    #   pass 3: n=2 median(130, 90) = 110 > 100     -> 98 / 90
+    # so the pick made on pass 1's luck is judged on passes where it had none.
+    raw = []
+    for rep, (f2, a) in enumerate([(130.0, 97.0), (90.0, 96.0), (90.0, 98.0)]):
+        for gate, opts, q in (("fifo", "n=2", f2), ("fifo", "n=8", 100.0),
+                              ("innodb", "n=8", 100.0 + rep), ("auto", "", a)):
+            raw.append({**point("pthread", 64, gate, opts, q), "rep": rep, "ok": 1})
+    reps = admission.by_rep(raw, "pthread")
+    ratio, pick = admission.held_out_auto(reps, 64)
+    assert pick == "fifo n=2" and abs(ratio - 96.0 / 90.0) < 1e-9
+    # fifo n=8 against innodb n=8 in the same pass: 1.0, 100/101, 100/102.
+    assert abs(admission.held_out_pair(reps, 8, 64) - 100.0 / 101.0) < 1e-9
+    # auto far below in every pass is missed, through check() with the raw rows.
+    for r in raw:
+        if r["gate"] == "auto":
+            r["ops_per_sec"] = 80.0
+    checks = {c["target"]: c for c in admission.check(store.medians(raw), raw)}
+    held = checks["auto >= 0.95x best fixed N, held out"]
+    assert not held["ok"] and "below at 1 (64)" in held["text"]
+    paired = checks["fifo >= innodb, same N, paired by pass"]
+    assert paired["ok"] and "below 0.95 at 0" in paired["text"]
