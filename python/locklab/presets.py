@@ -30,16 +30,18 @@ def gate_grid(ns: list[int]) -> list[str]:
 
 
 # locklab-bench's defaults, given since every point of a sweep names them. Points are
-# short and repeated: the median of 3 passes of 0.15 s resists a neighbour's burst on
-# a shared machine better than one pass of 0.45 s.
+# short and repeated: the median of 3 passes of 0.2 s resists a neighbour's burst on
+# a shared machine better than one pass of 0.6 s. Every point first runs 0.3 s
+# unmeasured: the gates that adapt (auto's N, innodb's sleep delay) are judged where
+# they have settled, as a server that runs for hours would see them.
 SERVER = {
     "workload": "server",
     "mutexes": [4],          # secondary mutexes (buffer pool instances)
     "hold_ns": [1000],       # on the hot mutex (kernel_mutex)
     "outside_ns": [500],     # outside the gate
     "workload_opts": [""],   # the rest at locklab-bench's defaults
-    "duration": 0.15,
-    "warmup": 0.05,
+    "duration": 0.2,
+    "warmup": 0.3,
     "repeat": 3,
 }
 IO_OPTS = ["io_us=200", "io_us=200,suspend=1"]
@@ -68,7 +70,7 @@ PRESETS = {
         "hold_ns": [0, 1000, 4000],
         "extend_locks": True,
     },
-    # (528 + 24 points) x 3 passes of 0.2 s: ~10 minutes on 2 cores.
+    # (528 + 24 points) x 3 passes of 0.5 s: ~14 minutes on 2 cores.
     "concurrency": {
         **SERVER,
         "locks": CONCURRENCY_LOCKS,
@@ -77,7 +79,7 @@ PRESETS = {
         "also": [{"threads": [256], "gates": ["none", "innodb:n=8", "fifo:n=8", "auto"],
                   "workload_opts": IO_OPTS}],
     },
-    # The same story in ~1.5 minutes: (72 + 12 points) x 3.
+    # The same story in ~3 minutes: (72 + 12 points) x 3.
     "concurrency-quick": {
         **SERVER,
         "locks": ["innodb56", "pthread"],
