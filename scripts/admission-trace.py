@@ -5,7 +5,7 @@
 
 Runs the server workload with 256 clients behind the auto gate, with I/O (200 us,
 held inside the gate: no suspend) in every other 300 ms, and draws what the gate
-measured and chose at each 10 ms decision: N, throughput, idle CPUs.  Prints the
+measured and chose at each decision (every 5 ms): N, throughput, idle CPUs.  Prints the
 mean N and throughput of each phase.
 """
 import json
