@@ -58,7 +58,8 @@ METRICS = (
 )
 METRIC_NAMES = tuple(name for name, _ in METRICS)
 # What only the server workload reports (NULL for mutex points): query latency, and
-# the admission gate's N (mean, extremes) and how often it made a thread wait.
+# the admission gate's N (mean, extremes), how often it made a thread wait, and
+# fifo's and auto's slots handed to a sleeper and admissions that passed one.
 SERVER_METRICS = (
     ("latency_ns_p50", "REAL"),
     ("latency_ns_p99", "REAL"),
@@ -69,11 +70,14 @@ SERVER_METRICS = (
     ("gate_limit_max", "INTEGER"),
     ("gate_waits", "INTEGER"),
     ("gate_sleeps", "INTEGER"),
+    ("gate_handoffs", "INTEGER"),
+    ("gate_barges", "INTEGER"),
 )
 SERVER_METRIC_NAMES = tuple(name for name, _ in SERVER_METRICS)
 MACHINE = ("cpu_model", "cores", "kernel", "glibc", "version")
 # Columns added after the first release, with their type: connect() adds them to older files.
-ADDED_COLUMNS = (("instrument", "INTEGER NOT NULL DEFAULT 0"),)
+ADDED_COLUMNS = (("instrument", "INTEGER NOT NULL DEFAULT 0"),
+                 ("gate_handoffs", "INTEGER"), ("gate_barges", "INTEGER"))
 # The columns a point is reported with, in order (CSV, JSON, compare).
 POINT_COLUMNS = (*Point._fields, "ok", "error", "wall_s", "finished", "instrument",
                  *METRIC_NAMES, *SERVER_METRIC_NAMES)

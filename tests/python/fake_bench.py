@@ -142,6 +142,8 @@ def cmd_server(argv):
         "latency_ns_p999": 2e6, "latency_ns_max": 2e7,
         "gate_limit_mean": 4.0 if args.gate == "auto" else (n if args.gate else 0),
         "gate_limit_min": 2, "gate_limit_max": 8, "gate_waits": 100, "gate_sleeps": 0,
+        "gate_handoffs": 7 if args.gate in ("fifo", "auto") else 0,
+        "gate_barges": 90 if args.gate in ("fifo", "auto") else 0,
         "mutex_ok": True, "calib_error_pct": 0.5, "version": "fake",
     }))
     return 0

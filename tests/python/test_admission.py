@@ -15,7 +15,7 @@ SERVER_KEYS = (
     "workload gate gate_opts workload_opts threads mutexes hold_ns outside_ns qps "
     "ns_per_query ops_per_sec ns_per_iter latency_ns_p50 latency_ns_p99 latency_ns_p999 "
     "latency_ns_max wait_ns_p99 jain cpu_user_pct cpu_sys_pct cpu_idle_pct cs_per_sec "
-    "gate_limit_mean gate_waits mutex_ok"
+    "gate_limit_mean gate_waits gate_handoffs gate_barges mutex_ok"
 ).split()
 
 
@@ -88,6 +88,7 @@ def test_concurrency_sweep_stores_gates_and_reports_targets(fake, tmp_path):
     assert all(p["threads"] == 256 for p in io)
     one = next(p for p in points if p["gate"] == "auto" and not p["workload_opts"])
     assert one["latency_ns_p99"] == 2e5 and one["gate_limit_mean"] == 4.0
+    assert (one["gate_handoffs"], one["gate_barges"]) == (7, 90)
     # locklab-bench got the gate as the grid said (the fake logs what it was given).
     launched = fake.launched()
     assert {"lock": "pthread", "threads": 1024, "gate": "fifo", "gate_opts": "n=8",
@@ -150,6 +151,23 @@ INSERT INTO points (run_id, lock, lock_opts, threads, mutexes, hold_ns, outside_
     finished, ns_per_iter, ops_per_sec) VALUES (1, 'pthread', '', 4, 1, 0, 0, 0, 1, 'then',
     50.0, 2e7);
 """
+
+
+def test_a_database_without_the_handoff_columns_gains_them(tmp_path):
+    # A file written before gate_handoffs and gate_barges were stored: the sweep
+    # table as it was, then connect() adds the two columns and a point fills them.
+    db = tmp_path / "before.db"
+    conn = store.connect(db, create=True)
+    conn.execute("ALTER TABLE points DROP COLUMN gate_handoffs")
+    conn.execute("ALTER TABLE points DROP COLUMN gate_barges")
+    conn.close()
+    conn = store.connect(db)
+    run = store.new_run(conn, {"locks": ["pthread"]}, dict.fromkeys(store.MACHINE, ""), {})
+    point = store.Point("pthread", "", 4, 1, 0, 0, 0, "server", "fifo", "n=2", "")
+    store.record_point(conn, run, point, error=None, wall_s=0.1, raw=None,
+                       result={"ops_per_sec": 1.0, "gate_handoffs": 3, "gate_barges": 5})
+    (row,) = store.points(conn, run)
+    assert (row["gate_handoffs"], row["gate_barges"]) == (3, 5)
 
 
 def test_a_database_from_before_the_server_workload_opens_and_widens(tmp_path):
