@@ -17,14 +17,14 @@
  * InnoDB, but only until the oldest sleeper has waited barge_us: from then
  * on slots that free go to the queue, in order.  One slot at a time: after
  * each, running threads barge again for a calm spell (calm()) in which the
- * N slots serve HANDOFF_PACE times the idle time a handoff costs (measured:
- * grant to the sleeper running), then the next overdue waiter gets the
- * next slot.  So overdue waiters are served strictly in order and ahead of
+ * slots that can run at once (min(N, CPUs)) serve HANDOFF_PACE times the
+ * idle time a handoff costs (measured: grant to the sleeper running), then
+ * the next overdue waiter gets the next slot.  So overdue waiters are served strictly in order and ahead of
  * anyone who arrives later, a free slot that nobody running takes reaches
  * a sleeper within barge_us (or the spell), and handoffs never take more
  * than ~1/HANDOFF_PACE of the slots' time, however long the queue: a wait
  * is bounded by max(barge_us, the waiters ahead x (HANDOFF_PACE + 1) x the
- * handoff cost / N).  barge_us=0 is strict FIFO: no barging, no spells.
+ * handoff cost / min(N, CPUs)).  barge_us=0 is strict FIFO: no barging, no spells.
  *
  * The default bound, 50 ms, is measured (docs/admission.md): with 1-10 ms
  * the waiters of a small N all become overdue together; 50 ms kept
@@ -52,6 +52,7 @@ void gate_queue_init(struct gate_queue *q, int64_t limit, uint64_t barge_ns)
 	q->barge_ns = barge_ns;
 	pthread_mutex_init(&q->lock, NULL);
 	q->head = q->tail = NULL;
+	q->cpus = ll_gate_cpus();
 	atomic_init(&q->calm_until, 0);
 	atomic_init(&q->handoff_ns, 0);
 	atomic_init(&q->handoffs, 0);
@@ -116,8 +117,9 @@ static void pop_to(struct gate_queue *q, struct gate_waiter ***last)
 
 /*
  * A slot went to an overdue waiter (lock held): running threads may barge
- * again for a spell in which the N slots together serve HANDOFF_PACE times
- * the time that slot will stand idle until its sleeper runs.  Without it a
+ * again for a spell in which the slots that can run at once together serve
+ * HANDOFF_PACE times the time that slot will stand idle until its sleeper
+ * runs.  Without it a
  * queue whose rotation takes longer than barge_ns (1024 clients behind
  * N = 1: ~1,000 x (a transaction + a wake-up)) would be overdue for ever
  * and served in strict order, a wake-up per transaction: half the slot
@@ -127,9 +129,12 @@ static void calm(struct gate_queue *q, uint64_t now)
 {
 	if (!q->barge_ns)
 		return;   /* strict FIFO: nobody ever passes a sleeper */
-	int64_t n = queue_limit(q);
+	/* At most min(N, CPUs) slots run at once: beyond that a slot standing
+	 * idle costs nothing, and what a handoff costs is the wake-up itself,
+	 * paid by the CPUs. */
+	int64_t n = queue_limit(q), run = n < q->cpus ? n : q->cpus;
 	uint64_t idle = atomic_load_explicit(&q->handoff_ns, memory_order_relaxed);
-	atomic_store_explicit(&q->calm_until, now + HANDOFF_PACE * idle / (uint64_t)(n > 0 ? n : 1),
+	atomic_store_explicit(&q->calm_until, now + HANDOFF_PACE * idle / (uint64_t)(run > 0 ? run : 1),
 			      memory_order_relaxed);
 }
 

@@ -78,11 +78,13 @@ extern const struct ll_gate_policy ll_gate_auto_policy;
  *
  * due is cleared (under `lock`) when the queue empties or its new head is
  * not yet overdue, and after each slot handed to an overdue head for a calm
- * spell of HANDOFF_PACE handoffs' worth of idle slot time (spread over N
- * slots), in which running threads barge again: overdue waiters are served
- * in order, one per spell, and at most ~1/HANDOFF_PACE of the slots' time
- * goes idle waiting for woken sleepers, however long the queue.  A thread that gives its slot back to block (suspend)
- * hands it over whether or not due is set: it will not be back to use it.
+ * spell, in which running threads barge again: HANDOFF_PACE handoffs' worth
+ * of idle slot time, spread over the min(N, CPUs) slots that can run at
+ * once.  So overdue waiters are served in order, one per spell, and at most
+ * ~1/HANDOFF_PACE of the running slots' time goes idle waiting for woken
+ * sleepers, however long the queue.  A thread that gives its slot back to
+ * block (suspend) hands it over whether or not due is set: it will not be
+ * back to use it.
  *
  * Invariants after every step under `lock`: queued == 0 implies !due; due
  * and queued > 0 imply inside >= limit (no overdue waiter sleeps beside a
@@ -110,6 +112,7 @@ struct gate_queue {
 	 * before calm_until; handoff_ns averages how long a handed slot waited
 	 * for its sleeper to run.  Written under `lock`, read relaxed. */
 	_Atomic uint64_t calm_until, handoff_ns;
+	int cpus;                   /* CPUs this process may use, at init */
 	/* Statistics, under `lock` or relaxed: slots handed to a sleeper, and
 	 * admissions that passed a sleeper (a running thread's barge). */
 	atomic_uint_fast64_t handoffs, barges;
