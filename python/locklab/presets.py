@@ -70,7 +70,7 @@ PRESETS = {
         "hold_ns": [0, 1000, 4000],
         "extend_locks": True,
     },
-    # (528 + 24 points) x 3 passes of 0.5 s: ~14 minutes on 2 cores.
+    # (528 + 24 points) x 3 passes of 0.5 s: 14-17 minutes on 2 cores.
     "concurrency": {
         **SERVER,
         "locks": CONCURRENCY_LOCKS,
