@@ -207,13 +207,7 @@ def check(points: list[dict], raw: list[dict] | None = None) -> list[dict]:
                        key=qps, default=None)
             if best:
                 shares.append((qps(p) / qps(best), t, gate_label(best)))
-        if shares:
-            low = min(shares)
-            missed = [s for s in shares if s[0] < AUTO_SHARE]
-            _row(rows, "auto >= 0.95x best fixed N", lock, f"{len(shares)} client counts",
-                 low[0], AUTO_SHARE, not missed,
-                 f"below at {len(missed)} ({', '.join(str(s[1]) for s in missed) or 'none'}); "
-                 f"worst {low[1]} clients: {low[0]:.2f}x of {low[2]}")
+        _auto_row(rows, "auto >= 0.95x best fixed N", lock, shares)
         if raw:
             held_out(rows, lock, by_rep(raw, lock), pairs, sorted(auto))
     for lock, held, freed in io_pairs(points):
@@ -241,11 +235,15 @@ def held_out(rows: list[dict], lock: str, reps: dict, pairs: list, clients: list
              f"median of each pass's fifo/innodb below {1 - TIE:.2f} at {len(missed)}; "
              f"worst n={worst[1]} {worst[2]} clients: {worst[0]:.2f}x")
     shares = [(h[0], t, h[1]) for t in clients if (h := held_out_auto(reps, t))]
+    _auto_row(rows, "auto >= 0.95x best fixed N, held out", lock, shares)
+
+
+def _auto_row(rows: list[dict], target: str, lock: str, shares: list[tuple]) -> None:
+    """One auto row from (auto / best, clients, best's label) per client count."""
     if shares:
         low = min(shares)
         missed = [s for s in shares if s[0] < AUTO_SHARE]
-        _row(rows, "auto >= 0.95x best fixed N, held out", lock, f"{len(shares)} client counts",
-             low[0], AUTO_SHARE, not missed,
+        _row(rows, target, lock, f"{len(shares)} client counts", low[0], AUTO_SHARE, not missed,
              f"below at {len(missed)} ({', '.join(str(s[1]) for s in missed) or 'none'}); "
              f"worst {low[1]} clients: {low[0]:.2f}x of {low[2]}")
 
