@@ -19,12 +19,13 @@
  * each, running threads barge again for a calm spell (calm()) in which the
  * slots that can run at once (min(N, CPUs)) serve HANDOFF_PACE times the
  * idle time a handoff costs (measured: grant to the sleeper running), then
- * the next overdue waiter gets the next slot.  So overdue waiters are served strictly in order and ahead of
- * anyone who arrives later, a free slot that nobody running takes reaches
- * a sleeper within barge_us (or the spell), and handoffs never take more
- * than ~1/HANDOFF_PACE of the slots' time, however long the queue: a wait
- * is bounded by max(barge_us, the waiters ahead x (HANDOFF_PACE + 1) x the
- * handoff cost / min(N, CPUs)).  barge_us=0 is strict FIFO: no barging, no spells.
+ * the next overdue waiter gets the next slot.  So overdue waiters are
+ * served strictly in order and ahead of anyone who arrives later, a free
+ * slot that nobody running takes reaches a sleeper within barge_us (or the
+ * spell), and handoffs never take more than ~1/HANDOFF_PACE of the running
+ * slots' time, however long the queue: a wait is bounded by max(barge_us,
+ * the waiters ahead x (HANDOFF_PACE + 1) x the handoff cost / min(N,
+ * CPUs)).  barge_us=0 is strict FIFO: no barging, no spells.
  *
  * The default bound, 50 ms, is measured (docs/admission.md): with 1-10 ms
  * the waiters of a small N all become overdue together; 50 ms kept
@@ -119,11 +120,11 @@ static void pop_to(struct gate_queue *q, struct gate_waiter ***last)
  * A slot went to an overdue waiter (lock held): running threads may barge
  * again for a spell in which the slots that can run at once together serve
  * HANDOFF_PACE times the time that slot will stand idle until its sleeper
- * runs.  Without it a
- * queue whose rotation takes longer than barge_ns (1024 clients behind
- * N = 1: ~1,000 x (a transaction + a wake-up)) would be overdue for ever
- * and served in strict order, a wake-up per transaction: half the slot
- * time idle, where InnoDB's gate lets the running threads keep it.
+ * runs.  Without it a queue whose rotation takes longer than barge_ns (1024
+ * clients behind N = 1: ~1,000 x (a transaction + a wake-up)) would be
+ * overdue for ever and served in strict order, a wake-up per transaction:
+ * half the slot time idle, where InnoDB's gate lets the running threads
+ * keep it.
  */
 static void calm(struct gate_queue *q, uint64_t now)
 {
