@@ -216,9 +216,13 @@ int gate_queue_acquire(struct gate_queue *q)
 			pthread_mutex_unlock(&q->lock);
 			return 0;
 		}
-		/* Announce ourselves in the word: the fast paths see queued > 0. */
-		if (atomic_compare_exchange_weak_explicit(&q->word, &w, w + ONE_QUEUED,
-							  memory_order_relaxed, memory_order_relaxed))
+		/* Announce ourselves in the word: the fast paths see queued > 0.  In
+		 * strict FIFO we are overdue the moment we queue, and due goes up in
+		 * the same step: were it left to settle() below, a release and an
+		 * enter on the fast paths could slip in between and pass us. */
+		uint64_t to = (w + ONE_QUEUED) | (q->barge_ns ? 0 : GATE_DUE);
+		if (atomic_compare_exchange_weak_explicit(&q->word, &w, to, memory_order_relaxed,
+							  memory_order_relaxed))
 			break;
 	}
 	struct gate_waiter *admit = NULL, **last = &admit;
