@@ -5,6 +5,7 @@
 #define LOCKLAB_FUTEX_SYS_H
 
 #include <errno.h>
+#include <stdint.h>
 #include <linux/futex.h>
 #include <stdatomic.h>
 #include <sys/syscall.h>
@@ -12,6 +13,21 @@
 #include <unistd.h>
 
 #include "locklab/monitor_hooks.h"
+
+/*
+ * A handoff's cost: how long a lock or slot handed to a sleeper stood idle
+ * until the sleeper ran (the grantor's clock at the grant, the grantee's when
+ * it runs), folded into a running average with weight 1/8.  ll's turn floor
+ * and the gate's calm spells pace themselves by it.  A sample outside
+ * (0, INT32_MAX) ns is left out (clocks of two CPUs, a preempted grantor).
+ */
+static inline uint64_t ll_handoff_avg(uint64_t avg, uint64_t granted_ns, uint64_t run_ns)
+{
+	int64_t idle = (int64_t)(run_ns - granted_ns);
+	if (idle <= 0 || idle >= INT32_MAX)
+		return avg;
+	return (uint64_t)((int64_t)avg + (idle - (int64_t)avg) / 8);
+}
 
 /*
  * Sleep while *word == val, until woken or the absolute CLOCK_MONOTONIC

@@ -97,7 +97,7 @@ struct auto_gate {
 	int64_t n, min, max;
 	uint64_t interval_ns, created_ns, last_ns, last_exits, last_cpu_ns;
 	enum phase phase;
-	int intervals, dir, rejects, cpus;
+	int intervals, dir, rejects;
 	uint64_t seen;
 	int queued, starved_probe;   /* anyone queued this hold / probe; a starved probe */
 	uint32_t inside_peak;        /* the most seen inside this hold */
@@ -158,12 +158,12 @@ static void *auto_create(const void *config)
 	if (!g)
 		return NULL;
 	memset(g, 0, sizeof(*g));
-	g->cpus = ll_gate_cpus();
-	g->min = c->min ? c->min : g->cpus;
+	int cpus = ll_gate_cpus();
+	g->min = c->min ? c->min : cpus;
 	g->max = c->max;
 	if (g->max < g->min)
 		g->max = g->min;
-	g->n = c->common.n ? c->common.n : 2 * g->cpus;
+	g->n = c->common.n ? c->common.n : 2 * cpus;
 	g->n = g->n < g->min ? g->min : g->n > g->max ? g->max : g->n;
 	gate_queue_init(&g->q, g->n, (uint64_t)c->barge_us * 1000u);
 	for (int i = 0; i < SHARDS; i++)
@@ -297,7 +297,7 @@ static double idle_cpus(struct auto_gate *g)
 		idle += g->idle_ring[k];
 		total += g->total_ring[k];
 	}
-	return total ? (double)idle / (double)total * g->cpus : 0;
+	return total ? (double)idle / (double)total * g->q.cpus : 0;
 }
 
 /* One interval's measurements in; the decision (ctl held). */

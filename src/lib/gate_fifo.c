@@ -139,14 +139,12 @@ static void calm(struct gate_queue *q, uint64_t now)
 			      memory_order_relaxed);
 }
 
-/* A granted waiter runs: how long its slot stood idle joins the average (weight 1/8). */
-static void note_handoff(struct gate_queue *q, const struct gate_waiter *me)
+/* Pop the overdue head for a slot already counted in `inside` (lock held),
+ * and let running threads barge for a calm spell after it. */
+static void pop_overdue(struct gate_queue *q, struct gate_waiter ***last, uint64_t now)
 {
-	int64_t idle = (int64_t)(ll_now_ns() - me->granted_ns);
-	int64_t avg = (int64_t)atomic_load_explicit(&q->handoff_ns, memory_order_relaxed);
-	if (idle > 0 && idle < INT32_MAX)
-		atomic_store_explicit(&q->handoff_ns, (uint64_t)(avg + (idle - avg) / 8),
-				      memory_order_relaxed);
+	pop_to(q, last);
+	calm(q, now);
 }
 
 /*
@@ -179,8 +177,7 @@ static void settle(struct gate_queue *q, struct gate_waiter ***last)
 			return;
 		/* One more inside, one fewer queued, in one step. */
 		atomic_fetch_add_explicit(&q->word, 1 - ONE_QUEUED, memory_order_relaxed);
-		pop_to(q, last);
-		calm(q, now);
+		pop_overdue(q, last, now);
 	}
 }
 
@@ -245,7 +242,11 @@ int gate_queue_acquire(struct gate_queue *q)
 		/* acquire: the granter's release hands us what the slot's last holder did. */
 		unsigned s = atomic_load_explicit(&me.state, memory_order_acquire);
 		if (s == GATE_GRANTED) {
-			note_handoff(q, &me);
+			/* Our slot stood idle from the grant until now. */
+			uint64_t avg = atomic_load_explicit(&q->handoff_ns, memory_order_relaxed);
+			atomic_store_explicit(&q->handoff_ns,
+					      ll_handoff_avg(avg, me.granted_ns, ll_now_ns()),
+					      memory_order_relaxed);
 			return 1;
 		}
 		if (s == GATE_REARM) {
@@ -290,9 +291,10 @@ void gate_queue_release(struct gate_queue *q, int away)
 	} else {
 		/* The slot passes to the head as it is: inside stays, queued - 1. */
 		atomic_fetch_sub_explicit(&q->word, ONE_QUEUED, memory_order_relaxed);
-		pop_to(q, &last);
 		if (w & GATE_DUE)
-			calm(q, ll_now_ns());
+			pop_overdue(q, &last, ll_now_ns());
+		else
+			pop_to(q, &last);   /* a suspend hands over, due or not */
 	}
 	settle(q, &last);
 	pthread_mutex_unlock(&q->lock);

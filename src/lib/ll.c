@@ -245,11 +245,9 @@ static void start_turn(ll_ll_t *l)
 static void start_granted_turn(ll_ll_t *l)
 {
 	start_turn(l);
-	int64_t idle = (int64_t)(l->turn_start - l->grant_ts);
-	int64_t avg = atomic_load_explicit(&l->handoff_cost, memory_order_relaxed);
-	if (idle > 0 && idle < INT32_MAX)
-		atomic_store_explicit(&l->handoff_cost, (unsigned)(avg + (idle - avg) / 8),
-				      memory_order_relaxed);
+	uint64_t avg = atomic_load_explicit(&l->handoff_cost, memory_order_relaxed);
+	atomic_store_explicit(&l->handoff_cost, (unsigned)ll_handoff_avg(avg, l->grant_ts, l->turn_start),
+			      memory_order_relaxed);
 }
 
 /* How long before its turn ends the holder wakes the heir: a wake-up's worth, with margin. */
