@@ -79,7 +79,7 @@ struct auto_config {
 	struct ll_gate_common_config common;
 	int64_t min, max;
 	int64_t interval_us;
-	int64_t barge_us;
+	struct gate_queue_config queue;
 };
 
 enum phase { HOLD, PROBE };
@@ -165,7 +165,7 @@ static void *auto_create(const void *config)
 		g->max = g->min;
 	g->n = c->common.n ? c->common.n : 2 * cpus;
 	g->n = g->n < g->min ? g->min : g->n > g->max ? g->max : g->n;
-	gate_queue_init(&g->q, g->n, (uint64_t)c->barge_us * 1000u);
+	gate_queue_init(&g->q, g->n, &c->queue);
 	for (int i = 0; i < SHARDS; i++)
 		atomic_init(&g->exits[i].n, 0);
 	atomic_init(&g->contended, 0);
@@ -472,7 +472,7 @@ static const struct ll_knob auto_knobs[] = {
 	LL_KNOB_INT(struct auto_config, max, 1024, 1, 1 << 20, "highest N"),
 	LL_KNOB_INT(struct auto_config, interval_us, 5000, 100, 10000000,
 		    "us between two decisions (one measurement interval)"),
-	LL_GATE_KNOB_BARGE(struct auto_config),
+	LL_GATE_KNOBS_QUEUE(struct auto_config),
 };
 
 const struct ll_gate_policy ll_gate_auto_policy = {

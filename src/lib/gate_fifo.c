@@ -17,15 +17,15 @@
  * InnoDB, but only until the oldest sleeper has waited barge_us: from then
  * on slots that free go to the queue, in order.  One slot at a time: after
  * each, running threads barge again for a calm spell (calm()) in which the
- * slots that can run at once (min(N, CPUs)) serve HANDOFF_PACE times the
+ * slots that can run at once (min(N, CPUs)) serve handoff_pace times the
  * idle time a handoff costs (measured: grant to the sleeper running), then
  * the next overdue waiter gets the next slot.  So overdue waiters are
  * served strictly in order and ahead of anyone who arrives later, a free
  * slot that nobody running takes reaches a sleeper within barge_us (or the
- * spell), and handoffs never take more than ~1/HANDOFF_PACE of the running
- * slots' time, however long the queue: a wait is bounded by max(barge_us,
- * the waiters ahead x (HANDOFF_PACE + 1) x the handoff cost / min(N,
- * CPUs)).  barge_us=0 is strict FIFO: no barging, no spells.
+ * spell), and handoffs never take more than 1/(handoff_pace + 1) of the
+ * running slots' time, however long the queue: a wait is bounded by
+ * max(barge_us, the waiters ahead x (handoff_pace + 1) x the handoff cost /
+ * min(N, CPUs)).  barge_us=0 is strict FIFO: no barging, no spells.
  *
  * The default bound, 50 ms, is measured (docs/admission.md): with 1-10 ms
  * the waiters of a small N all become overdue together; 50 ms kept
@@ -34,6 +34,10 @@
  * spells, an overdue queue was drained in strict order, a handoff per
  * transaction; with 1024 clients at N = 1 (a rotation of ~1,000 x 80 us,
  * beyond any bound) that was for ever, and served 0.7x of InnoDB's gate.
+ * The default pace, 16, is measured too: at N = 1 every handoff idles the
+ * only slot, and with a pace of 8 fifo served 0.89-0.95x of InnoDB's gate
+ * at 256-1024 clients (wake-to-run 20 us); 16 gave 0.96-1.02x with the
+ * longest wait at 256 clients still under half of InnoDB's.
  */
 #include <stdlib.h>
 #include <time.h>
@@ -43,14 +47,12 @@
 #include "locklab/spin.h"
 
 #define ONE_QUEUED ((uint64_t)1 << 32)
-/* Slot time left idle by one handoff to an overdue waiter, at most 1 / HANDOFF_PACE. */
-#define HANDOFF_PACE 8
-
-void gate_queue_init(struct gate_queue *q, int64_t limit, uint64_t barge_ns)
+void gate_queue_init(struct gate_queue *q, int64_t limit, const struct gate_queue_config *c)
 {
 	atomic_init(&q->word, 0);
 	atomic_init(&q->limit, limit);
-	q->barge_ns = barge_ns;
+	q->barge_ns = (uint64_t)c->barge_us * 1000u;
+	q->pace = (uint64_t)c->handoff_pace;
 	pthread_mutex_init(&q->lock, NULL);
 	q->head = q->tail = NULL;
 	q->cpus = ll_gate_cpus();
@@ -119,7 +121,7 @@ static void pop_to(struct gate_queue *q, struct gate_waiter ***last)
 /*
  * A slot went to an overdue waiter (lock held): running threads may barge
  * again for a spell in which the slots that can run at once together serve
- * HANDOFF_PACE times the time that slot will stand idle until its sleeper
+ * handoff_pace times the time that slot will stand idle until its sleeper
  * runs.  Without it a queue whose rotation takes longer than barge_ns (1024
  * clients behind N = 1: ~1,000 x (a transaction + a wake-up)) would be
  * overdue for ever and served in strict order, a wake-up per transaction:
@@ -135,7 +137,7 @@ static void calm(struct gate_queue *q, uint64_t now)
 	 * paid by the CPUs. */
 	int64_t n = queue_limit(q), run = n < q->cpus ? n : q->cpus;
 	uint64_t idle = atomic_load_explicit(&q->handoff_ns, memory_order_relaxed);
-	atomic_store_explicit(&q->calm_until, now + HANDOFF_PACE * idle / (uint64_t)(run > 0 ? run : 1),
+	atomic_store_explicit(&q->calm_until, now + q->pace * idle / (uint64_t)(run > 0 ? run : 1),
 			      memory_order_relaxed);
 }
 
@@ -323,7 +325,7 @@ void gate_queue_set_limit(struct gate_queue *q, int64_t limit)
 
 struct fifo_config {
 	struct ll_gate_common_config common;
-	int64_t barge_us;
+	struct gate_queue_config queue;
 };
 
 struct fifo_gate {
@@ -337,7 +339,7 @@ static void *fifo_create(const void *config)
 	struct fifo_gate *g = aligned_alloc(64, sizeof(*g));
 	if (!g)
 		return NULL;
-	gate_queue_init(&g->q, c->common.n, (uint64_t)c->barge_us * 1000u);
+	gate_queue_init(&g->q, c->common.n, &c->queue);
 	g->n = c->common.n;
 	return g;
 }
@@ -393,7 +395,7 @@ static void fifo_reset_stats(void *state)
 static const struct ll_knob fifo_knobs[] = {
 	LL_GATE_KNOB_N(struct fifo_config, 8, 1, "threads inside at once"),
 	LL_GATE_KNOB_TICKETS(struct fifo_config),
-	LL_GATE_KNOB_BARGE(struct fifo_config),
+	LL_GATE_KNOBS_QUEUE(struct fifo_config),
 };
 
 const struct ll_gate_policy ll_gate_fifo_policy = {

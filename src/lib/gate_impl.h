@@ -24,10 +24,17 @@ struct ll_gate_common_config {
 
 #define LL_GATE_KNOB_N(type, def_, min_, help_) \
 	{ "n", help_, offsetof(type, common.n), def_, min_, 1 << 20, NULL }
-/* fifo and auto: how long a running thread may pass a sleeper (gate_fifo.c). */
-#define LL_GATE_KNOB_BARGE(type)                                                           \
-	LL_KNOB_INT(type, barge_us, 50000, 0, 10000000,                                       \
-		    "us a waiter may be passed by running threads, 0 = strict FIFO")
+/* fifo's and auto's queue (gate_fifo.c): how long a running thread may pass
+ * a sleeper, and how much barging each handoff to an overdue one buys. */
+struct gate_queue_config {
+	int64_t barge_us;
+	int64_t handoff_pace;
+};
+#define LL_GATE_KNOBS_QUEUE(type)                                                          \
+	{ "barge_us", "us a waiter may be passed by running threads, 0 = strict FIFO",     \
+	  offsetof(type, queue.barge_us), 50000, 0, 10000000, NULL },                         \
+	{ "handoff_pace", "an overdue waiter's handoff idles at most 1/pace of the slot time", \
+	  offsetof(type, queue.handoff_pace), 16, 1, 1000, NULL }
 #define LL_GATE_KNOB_TICKETS(type)                                                         \
 	{ "tickets", "enters one admission covers after the first (innodb_concurrency_tickets)", \
 	  offsetof(type, common.tickets), 5000, 0, INT64_MAX / 2, NULL }
@@ -78,10 +85,10 @@ extern const struct ll_gate_policy ll_gate_auto_policy;
  *
  * due is cleared (under `lock`) when the queue empties or its new head is
  * not yet overdue, and after each slot handed to an overdue head for a calm
- * spell, in which running threads barge again: HANDOFF_PACE handoffs' worth
- * of idle slot time, spread over the min(N, CPUs) slots that can run at
+ * spell, in which running threads barge again: `pace` handoffs' worth of
+ * idle slot time, spread over the min(N, CPUs) slots that can run at
  * once.  So overdue waiters are served in order, one per spell, and at most
- * ~1/HANDOFF_PACE of the running slots' time goes idle waiting for woken
+ * 1/(pace + 1) of the running slots' time goes idle waiting for woken
  * sleepers, however long the queue.  A thread that gives its slot back to
  * block (suspend) hands it over whether or not due is set: it will not be
  * back to use it.
@@ -106,6 +113,7 @@ struct gate_queue {
 	alignas(64) _Atomic uint64_t word;
 	atomic_int_fast64_t limit;
 	uint64_t barge_ns;          /* 0: strict FIFO, a running thread never passes a sleeper */
+	uint64_t pace;              /* handoff_pace */
 	pthread_mutex_t lock;
 	struct gate_waiter *head, *tail;
 	/* Pacing of the handoffs to overdue waiters (see settle()): none is made
@@ -122,7 +130,7 @@ struct gate_queue {
 #define GATE_INSIDE(w) ((uint32_t)(w))
 #define GATE_QUEUED(w) ((uint32_t)((w) >> 32) & 0x7fffffffu)
 
-void gate_queue_init(struct gate_queue *q, int64_t limit, uint64_t barge_ns);
+void gate_queue_init(struct gate_queue *q, int64_t limit, const struct gate_queue_config *c);
 void gate_queue_destroy(struct gate_queue *q);
 int gate_queue_acquire(struct gate_queue *q);
 /* away: the thread gives the slot back to block (suspend): a sleeper gets it at once. */

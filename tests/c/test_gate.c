@@ -487,7 +487,7 @@ static void expect_error(const char *p, const char *opts, const char *want)
 static int test_config(void)
 {
 	expect_error("lifo", NULL, "unknown gate policy 'lifo' (valid: innodb, fifo, auto)");
-	expect_error("fifo", "m=3", "unknown option 'm' for gate 'fifo' (valid: n, tickets, barge_us)");
+	expect_error("fifo", "m=3", "unknown option 'm' for gate 'fifo' (valid: n, tickets, barge_us, handoff_pace)");
 	expect_error("fifo", "n=0", "option 'n' of gate 'fifo' wants an integer in [1, ");
 	expect_error("innodb", "thread_sleep_delay=-1", "option 'thread_sleep_delay' of gate 'innodb'");
 	expect_error("auto", "n=2,,tickets=1", "malformed options 'n=2,,tickets=1' for gate 'auto' (empty item)");
