@@ -32,8 +32,10 @@ def gate_grid(ns: list[int]) -> list[str]:
 # locklab-bench's defaults, given since every point of a sweep names them. Points are
 # short and repeated: the median of 3 passes of 0.2 s resists a neighbour's burst on
 # a shared machine better than one pass of 0.6 s. Every point first runs 0.3 s
-# unmeasured: the gates that adapt (auto's N, innodb's sleep delay) are judged where
-# they have settled, as a server that runs for hours would see them.
+# unmeasured, so that auto's N is judged where it has settled. InnoDB's shared sleep
+# delay is not: it climbs 1 us per repeated sleep, ~11 s to its 150 ms cap with 1024
+# clients and minutes with fewer, which no sweep on 2 cores can wait out per point
+# (docs/admission.md has the settled figures, measured by hand).
 SERVER = {
     "workload": "server",
     "mutexes": [4],          # secondary mutexes (buffer pool instances)

@@ -53,6 +53,8 @@ def test_server_without_gate_and_with_trace():
 @pytest.mark.parametrize("args, message", [
     (["--gate", "lifo"], "unknown gate policy 'lifo' (valid: innodb, fifo, auto)"),
     (["--gate", "fifo", "--gate-opts", "n=0"], "option 'n' of gate 'fifo' wants an integer"),
+    (["--gate", "auto", "--gate-opts", "handoff_pace=0"],
+     "option 'handoff_pace' of gate 'auto' wants an integer in [1, 1000], got '0'"),
     (["--workload-opts", "think=3"], "unknown option 'think' for workload 'server'"),
     (["--gate-opts", "n=2"], "--gate-opts without --gate"),
 ])
@@ -208,6 +210,22 @@ def test_targets_are_missed_when_the_numbers_say_so():
     assert not auto["ok"] and "below at 1 (64)" in auto["text"]
     io = checks["I/O: suspend keeps the CPU busy"]
     assert not io["ok"] and "server CPUs 0.20 -> 0.24" in io["text"]   # 1.2x, not 1.5x
+
+
+def test_a_restore_beyond_the_peak_is_called_out_of_reach():
+    # Peak 400 at 2 clients. A collapse to 250 at 256 clients would need a gate
+    # serving 625, above the peak: the row says so. A collapse to 100 needs 250,
+    # which a gate can serve: missed at 200, but not out of reach.
+    def restore(collapsed, gated):
+        pts = [point("innodb56", 2, "", "", 400.0), point("innodb56", 256, "", "", collapsed),
+               point("innodb56", 256, "innodb", "n=4", gated)]
+        (row,) = [c for c in admission.check(pts) if "restores" in c["target"]]
+        return row
+    shallow = restore(250.0, 380.0)
+    assert not shallow["ok"] and "out of any gate's reach here: 2.5x needs 625" in shallow["text"]
+    deep = restore(100.0, 200.0)
+    assert not deep["ok"] and "reach" not in deep["text"]
+    assert restore(100.0, 300.0)["ok"]
 
 
 def test_fifo_pairs_where_the_gate_cannot_bind_are_told_apart():
