@@ -23,7 +23,7 @@
  *           as innodb_adaptive_max_sleep_delay does.
  *   fifo    a FIFO queue, wake-one direct handoff of the slot, no polling;
  *           a running thread may take a free slot ahead of the sleepers
- *           until the oldest has waited barge_us (default 50000); overdue
+ *           until the oldest has waited barge_us (default 100000); overdue
  *           sleepers then get slots in order, one per calm spell.
  *   auto    fifo's queue with N sized by a feedback loop on what it measures
  *           (throughput, idle CPUs, the queue): docs/admission.md.

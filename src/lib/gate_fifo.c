@@ -27,10 +27,14 @@
  * max(barge_us, the waiters ahead x (handoff_pace + 1) x the handoff cost /
  * min(N, CPUs)).  barge_us=0 is strict FIFO: no barging, no spells.
  *
- * The default bound, 50 ms, is measured (docs/admission.md): with 1-10 ms
+ * The default bound, 100 ms, is measured (docs/admission.md): with 1-10 ms
  * the waiters of a small N all become overdue together; 50 ms kept
- * InnoDB's throughput at N = 1-2 up to 256 clients while the longest wait
- * stayed a third of InnoDB's (~60 ms against 150-160 ms).  Before the calm
+ * InnoDB's throughput at N = 1-2 up to 256 clients on one VM, but on
+ * another, where a handoff idled a CPU for ~0.7 ms (the woken waiter
+ * displaces an admitted thread; grant-to-run stays short, so the spells
+ * cannot see it), W waiters / 50 ms handoffs a second cost fifo 3-8% at
+ * 16-64 clients; 100 ms halves that rate, and fifo then matched or beat
+ * InnoDB's gate with the longest wait still at or below InnoDB's.  Before the calm
  * spells, an overdue queue was drained in strict order, a handoff per
  * transaction; with 1024 clients at N = 1 (a rotation of ~1,000 x 80 us,
  * beyond any bound) that was for ever, and served 0.7x of InnoDB's gate.

@@ -32,7 +32,7 @@ struct gate_queue_config {
 };
 #define LL_GATE_KNOBS_QUEUE(type)                                                          \
 	{ "barge_us", "us a waiter may be passed by running threads, 0 = strict FIFO",     \
-	  offsetof(type, queue.barge_us), 50000, 0, 10000000, NULL },                         \
+	  offsetof(type, queue.barge_us), 100000, 0, 10000000, NULL },                         \
 	{ "handoff_pace", "an overdue waiter's handoff idles at most 1/pace of the slot time", \
 	  offsetof(type, queue.handoff_pace), 16, 1, 1000, NULL }
 #define LL_GATE_KNOB_TICKETS(type)                                                         \
