@@ -51,6 +51,7 @@
 #include "locklab/spin.h"
 
 #define ONE_QUEUED ((uint64_t)1 << 32)
+
 void gate_queue_init(struct gate_queue *q, int64_t limit, const struct gate_queue_config *c)
 {
 	atomic_init(&q->word, 0);

@@ -33,7 +33,7 @@ struct gate_queue_config {
 #define LL_GATE_KNOBS_QUEUE(type)                                                          \
 	{ "barge_us", "us a waiter may be passed by running threads, 0 = strict FIFO",     \
 	  offsetof(type, queue.barge_us), 100000, 0, 10000000, NULL },                         \
-	{ "handoff_pace", "an overdue waiter's handoff idles at most 1/pace of the slot time", \
+	{ "handoff_pace", "handoffs to overdue waiters idle at most 1/(pace+1) of the slots", \
 	  offsetof(type, queue.handoff_pace), 16, 1, 1000, NULL }
 #define LL_GATE_KNOB_TICKETS(type)                                                         \
 	{ "tickets", "enters one admission covers after the first (innodb_concurrency_tickets)", \
