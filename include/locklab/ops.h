@@ -52,6 +52,7 @@ struct ll_lock_ops {
 	void (*destroy)(void *state);
 	void (*lock)(void *state);
 	int  (*trylock)(void *state);                  /* 0 or EBUSY */
+	/* Any tv_sec, however far or negative; tv_nsec in [0, 1e9) (ll_mutex_timedlock checks). */
 	int  (*timedlock)(void *state, const struct timespec *abs_mono); /* 0 or ETIMEDOUT */
 	void (*unlock)(void *state);
 };

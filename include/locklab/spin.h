@@ -91,9 +91,37 @@ static inline uint64_t ll_now_ns(void)
 }
 #endif
 
+/* a + b, UINT64_MAX where it would wrap: deadlines computed from now. */
+static inline uint64_t ll_ns_add_sat(uint64_t a, uint64_t b)
+{
+	return b > UINT64_MAX - a ? UINT64_MAX : a + b;
+}
+
+/*
+ * A timespec (tv_nsec in [0, 1e9)) in ns on ll_now_ns()'s scale, saturated
+ * rather than wrapped: a time before the clock's zero (tv_sec < 0) is 0,
+ * long past; one beyond UINT64_MAX ns (18446744073.709551615 s, ~584 years
+ * of uptime) is UINT64_MAX, which the clock never reaches.  So every
+ * representable deadline keeps its side of now.  Timed paths only: the
+ * lock fast paths never convert.
+ */
 static inline uint64_t ll_timespec_ns(const struct timespec *ts)
 {
-	return (uint64_t)ts->tv_sec * 1000000000u + (uint64_t)ts->tv_nsec;
+	const uint64_t max_sec = UINT64_MAX / 1000000000u;
+	if (ts->tv_sec < 0)
+		return 0;
+	if ((uint64_t)ts->tv_sec > max_sec)
+		return UINT64_MAX;
+	/* Only max_sec itself can carry past UINT64_MAX (its first 709551615 ns fit). */
+	return ll_ns_add_sat((uint64_t)ts->tv_sec * 1000000000u, (uint64_t)ts->tv_nsec);
+}
+
+/* The inverse: ns on ll_now_ns()'s scale as a timespec (every uint64_t fits a 64-bit time_t). */
+static inline struct timespec ll_ns_timespec(uint64_t ns)
+{
+	struct timespec ts = { .tv_sec = (time_t)(ns / 1000000000u),
+			       .tv_nsec = (long)(ns % 1000000000u) };
+	return ts;
 }
 
 /* 1 if the CLOCK_MONOTONIC deadline has passed. */

@@ -34,11 +34,16 @@ static inline uint64_t ll_handoff_avg(uint64_t avg, uint64_t granted_ns, uint64_
  * deadline (NULL: none).  Returns 0 (woken, or *word changed: EAGAIN, or a
  * signal: EINTR; the caller rechecks either way), ETIMEDOUT, or EINVAL for a
  * malformed deadline (which would otherwise fail at once forever).  Counts
- * one OS wait for the monitor (monitor_hooks.h).
+ * one OS wait for the monitor (monitor_hooks.h).  Any tv_sec is a deadline:
+ * the kernel caps a far one at KTIME_MAX itself, but refuses a negative one
+ * (EINVAL), which is long past: ETIMEDOUT here, without the call (as
+ * glibc's futex waits do).
  */
 static inline int ll_sys_futex_wait_bits(atomic_uint *word, unsigned val,
 					 const struct timespec *abs_mono, unsigned bits)
 {
+	if (abs_mono && abs_mono->tv_sec < 0)
+		return ETIMEDOUT;
 	ll_mon_note_park();
 	long rc = syscall(SYS_futex, (unsigned *)word, FUTEX_WAIT_BITSET | FUTEX_PRIVATE_FLAG, val,
 			  abs_mono, NULL, bits);

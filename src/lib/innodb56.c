@@ -80,6 +80,7 @@ static int event_wait(struct ll_innodb56_event *e, int64_t snapshot, const struc
 	pthread_mutex_lock(&e->m);
 	while (!e->is_set && e->signal_count == snapshot) {
 		ll_mon_note_park();   /* one OS wait for the monitor */
+		/* Any deadline: glibc times out a negative tv_sec at once, the kernel caps a far one. */
 		if (!abs_mono) {
 			pthread_cond_wait(&e->c, &e->m);
 		} else if (pthread_cond_timedwait(&e->c, &e->m, abs_mono) == ETIMEDOUT) {

@@ -303,8 +303,7 @@ static struct timespec until_ns(uint64_t t, const struct timespec *abs_mono)
 {
 	if (abs_mono && ll_timespec_ns(abs_mono) < t)
 		t = ll_timespec_ns(abs_mono);
-	struct timespec ts = { .tv_sec = (time_t)(t / 1000000000u), .tv_nsec = (long)(t % 1000000000u) };
-	return ts;
+	return ll_ns_timespec(t);
 }
 
 /*

@@ -30,12 +30,13 @@ int ll_pthread_init(ll_pthread_t *l, const struct ll_pthread_config *cfg)
 #if defined(__SANITIZE_THREAD__)
 int ll_pthread_mutex_clocklock(pthread_mutex_t *m, const struct timespec *abs_mono)
 {
+	/* The time left, moved to the realtime clock; saturated, so a far deadline stays far. */
+	uint64_t dl = ll_timespec_ns(abs_mono), now = ll_now_ns();
 	struct timespec now_rt;
-	int64_t left = (int64_t)(ll_timespec_ns(abs_mono) - ll_now_ns());
 	clock_gettime(CLOCK_REALTIME, &now_rt);
-	int64_t rt = (int64_t)ll_timespec_ns(&now_rt) + (left > 0 ? left : 0);
-	struct timespec dl = { .tv_sec = rt / 1000000000, .tv_nsec = rt % 1000000000 };
-	return pthread_mutex_timedlock(m, &dl);
+	struct timespec rt = ll_ns_timespec(ll_ns_add_sat(ll_timespec_ns(&now_rt),
+							  dl > now ? dl - now : 0));
+	return pthread_mutex_timedlock(m, &rt);
 }
 #else
 int ll_pthread_mutex_clocklock(pthread_mutex_t *m, const struct timespec *abs_mono)

@@ -274,10 +274,8 @@ void ll_mutex_destroy(ll_mutex_t *m)
 
 struct timespec ll_deadline_after_ns(int64_t rel_ns)
 {
-	uint64_t t = ll_now_ns() + (uint64_t)(rel_ns > 0 ? rel_ns : 0);
-	struct timespec ts = { .tv_sec = (time_t)(t / 1000000000u),
-			       .tv_nsec = (long)(t % 1000000000u) };
-	return ts;
+	/* Saturated: INT64_MAX from an uptime past 292 years still lies ahead. */
+	return ll_ns_timespec(ll_ns_add_sat(ll_now_ns(), (uint64_t)(rel_ns > 0 ? rel_ns : 0)));
 }
 
 int (ll_mutex_timedlock_ns)(ll_mutex_t *m, int64_t rel_ns)

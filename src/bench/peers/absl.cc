@@ -51,8 +51,8 @@ struct absl_config {
 static_assert(sizeof(absl::Mutex) <= LL_MUTEX_STATE_BYTES, "absl::Mutex does not fit the state");
 static_assert(alignof(absl::Mutex) <= 64, "ll_mutex_t aligns its state to 64 bytes only");
 
-constexpr uint64_t kBackoffMinNs = 1000;
-constexpr uint64_t kBackoffMaxNs = 1000000;
+constexpr long kBackoffMinNs = 1000;
+constexpr long kBackoffMaxNs = 1000000;
 
 absl::Mutex *mu(void *state)
 {
@@ -60,9 +60,10 @@ absl::Mutex *mu(void *state)
 	return std::launder(static_cast<absl::Mutex *>(state));
 }
 
-uint64_t ns_of(const struct timespec &ts)
+// a <= b.  Deadlines are compared as timespecs, never converted: any tv_sec works.
+bool not_after(const struct timespec &a, const struct timespec &b)
 {
-	return static_cast<uint64_t>(ts.tv_sec) * 1000000000u + static_cast<uint64_t>(ts.tv_nsec);
+	return a.tv_sec < b.tv_sec || (a.tv_sec == b.tv_sec && a.tv_nsec <= b.tv_nsec);
 }
 
 int absl_init(void *state, const void *)
@@ -106,23 +107,25 @@ int absl_trylock(void *state)
 
 int absl_timedlock(void *state, const struct timespec *abs_mono)
 {
-	const uint64_t deadline = ns_of(*abs_mono);
-
-	for (uint64_t backoff = kBackoffMinNs;; backoff = std::min(2 * backoff, kBackoffMaxNs)) {
+	for (long backoff = kBackoffMinNs;; backoff = std::min(2 * backoff, kBackoffMaxNs)) {
 		// Try before reading the clock: a free mutex is taken even past the deadline.
 		if (absl_trylock(state) == 0)
 			return 0;
-		struct timespec now_ts;
-		clock_gettime(CLOCK_MONOTONIC, &now_ts);
-		const uint64_t now = ns_of(now_ts);
-		if (now >= deadline)
+		struct timespec now;
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		if (not_after(*abs_mono, now))
 			return ETIMEDOUT;
-		const uint64_t until = std::min(now + backoff, deadline);
-		struct timespec until_ts;
-		until_ts.tv_sec = static_cast<time_t>(until / 1000000000u);
-		until_ts.tv_nsec = static_cast<long>(until % 1000000000u);
+		// now + backoff (under a second past a clock reading: cannot overflow), cut at the deadline.
+		struct timespec until = now;
+		until.tv_nsec += backoff;
+		if (until.tv_nsec >= 1000000000L) {
+			until.tv_sec++;
+			until.tv_nsec -= 1000000000L;
+		}
+		if (not_after(*abs_mono, until))
+			until = *abs_mono;
 		// An absolute wake-up: a signal (EINTR) only makes this round shorter.
-		clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &until_ts, nullptr);
+		clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &until, nullptr);
 	}
 }
 
