@@ -3,12 +3,15 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import signal
 import sqlite3
 import sys
 from pathlib import Path
 
 from . import __version__, compare, machine, native, presets, profile, store, sweep
 from .errors import LocklabError
+from .options import MAX_NS, MAX_REPEAT, MAX_SECONDS, MAX_THREADS, int_list, name_list, number
 
 # Handed to locklab-bench whole, before argparse sees them: their options are the C
 # tool's, and argparse cannot pass options through untouched.
@@ -26,46 +29,6 @@ class Parser(argparse.ArgumentParser):
 
     def error(self, message: str):
         self.exit(2, f"locklab: {message}\n")
-
-
-def int_list(minimum: int):
-    """An argparse type: comma-separated integers, each >= minimum, duplicates dropped."""
-
-    def parse(text: str) -> list[int]:
-        try:
-            values = [int(v) for v in text.split(",")]
-        except ValueError:
-            raise argparse.ArgumentTypeError(
-                f"'{text}' is not a comma-separated list of integers") from None
-        low = [v for v in values if v < minimum]
-        if low:
-            raise argparse.ArgumentTypeError(f"{low[0]} is below {minimum}")
-        return list(dict.fromkeys(values))
-
-    return parse
-
-
-def name_list(text: str) -> list[str]:
-    names = [n.strip() for n in text.split(",")]
-    if not all(names):
-        raise argparse.ArgumentTypeError(f"'{text}' has an empty name")
-    return list(dict.fromkeys(names))
-
-
-def number(minimum: float, kind=float, strict: bool = False):
-    """An argparse type: a number >= minimum (> minimum when strict)."""
-
-    def parse(text: str):
-        try:
-            value = kind(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"'{text}' is not a number") from None
-        if value < minimum or (strict and value == minimum):
-            raise argparse.ArgumentTypeError(
-                f"{text} must be {'above' if strict else 'at least'} {minimum:g}")
-        return value
-
-    return parse
 
 
 def cmd_list(args: argparse.Namespace) -> int:
@@ -98,6 +61,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         run_id = store.resolve_run(conn, args.resume)
         run = store.get_run(conn, run_id)
         spec = run["spec"]
+        sweep.check_environment(spec)
         for change in sweep.machine_changes(run):
             print(f"locklab: warning: run {run_id} began on another machine: {change}",
                   file=sys.stderr)
@@ -105,6 +69,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         spec = presets.spec(args.preset, given)
         spec["locks"] = sweep.expand_locks(spec["locks"])
         sweep.validate(spec)
+        sweep.check_environment(spec)
         described, floor = machine.describe(), machine.floor()
         conn = store.connect(args.db, create=True)
         run_id = store.new_run(conn, spec, described, floor)
@@ -128,7 +93,7 @@ def cmd_report(args: argparse.Namespace) -> int:
     # other command would pay for nothing.
     from . import report
 
-    conn = store.connect(args.db)
+    conn = store.connect(args.db, write=False)
     run_id = store.resolve_run(conn, args.run)
     index = report.write(conn, run_id, args.out or Path(f"locklab-report-{run_id}"))
     print(index)
@@ -139,7 +104,7 @@ def cmd_report(args: argparse.Namespace) -> int:
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
-    conn = store.connect(args.db)
+    conn = store.connect(args.db, write=False)
     result = compare.ratios(conn, store.resolve_run(conn, args.run_a),
                             store.resolve_run(conn, args.run_b))
     if args.json:
@@ -180,12 +145,13 @@ def build_parser() -> argparse.ArgumentParser:
     sw.add_argument("--lock-opts", action="append", metavar="K=V,...",
                     help="options applied to every lock; repeat for several variants "
                     "('' is the defaults)")
-    sw.add_argument("--threads", type=int_list(1), metavar="N,...", help="thread counts")
-    sw.add_argument("--mutexes", type=int_list(1), metavar="M,...",
+    sw.add_argument("--threads", type=int_list(1, MAX_THREADS), metavar="N,...",
+                    help="thread counts")
+    sw.add_argument("--mutexes", type=int_list(1, MAX_THREADS), metavar="M,...",
                     help="mutex counts (threads spread evenly over them)")
-    sw.add_argument("--hold-ns", type=int_list(0), metavar="H,...",
+    sw.add_argument("--hold-ns", type=int_list(0, MAX_NS), metavar="H,...",
                     help="ns of work with the lock held")
-    sw.add_argument("--outside-ns", type=int_list(0), metavar="O,...",
+    sw.add_argument("--outside-ns", type=int_list(0, MAX_NS), metavar="O,...",
                     help="ns of work between unlock and the next lock (0)")
     sw.add_argument("--workload", choices=("mutex", "server"),
                     help="mutex: the lock loop (default); server: seed 001's clients, "
@@ -197,12 +163,13 @@ def build_parser() -> argparse.ArgumentParser:
     sw.add_argument("--workload-opts", action="append", metavar="K=V,...",
                     help="server: workload options (locklab bench --workload server --help); "
                     "repeat for several variants")
-    sw.add_argument("--duration", type=number(0, strict=True), metavar="S",
+    sw.add_argument("--duration", type=number(0.001, MAX_SECONDS), metavar="S",
                     help="seconds per point (1.0)")
-    sw.add_argument("--warmup", type=number(0), metavar="S",
+    sw.add_argument("--warmup", type=number(0, MAX_SECONDS), metavar="S",
                     help="seconds before measuring (0.2)")
-    sw.add_argument("--repeat", type=number(1, int), metavar="R", help="runs of each point (1)")
-    sw.add_argument("--timeout", type=number(0, strict=True), metavar="S",
+    sw.add_argument("--repeat", type=number(1, MAX_REPEAT, int), metavar="R",
+                    help="runs of each point (1)")
+    sw.add_argument("--timeout", type=number(0, 10 * MAX_SECONDS, strict=True), metavar="S",
                     help="seconds before a point is killed as hung (10 x its length + 30)")
     sw.add_argument("--instrument", action="store_const", const=True,
                     help="run every point with the lock monitor's statistics on "
@@ -238,6 +205,11 @@ def main(argv: list[str] | None = None) -> int:
     except sqlite3.Error as e:
         print(f"locklab: database: {e}", file=sys.stderr)
         return 2
+    except BrokenPipeError:
+        # The reader (head, a pager) has gone: the rest of the output is nobody's. Quiet,
+        # as a C tool dying of SIGPIPE would be, and with the status a shell gives that.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 128 + signal.SIGPIPE
     except OSError as e:  # a report directory that cannot be made, a full disk
         print(f"locklab: {e.filename}: {e.strerror}" if e.filename else f"locklab: {e}",
               file=sys.stderr)

@@ -9,7 +9,8 @@ from .errors import LocklabError
 
 # Points of two runs match on these; lock_opts is left out so that a lock can be
 # compared with itself under other options (sweep A default, sweep B tuned).
-MATCH = ("lock", "threads", "mutexes", "hold_ns", "outside_ns")
+MATCH = ("workload", "lock", "gate", "gate_opts", "workload_opts", "threads", "mutexes",
+         "hold_ns", "outside_ns")
 RATIOS = ("ns_per_iter", "ops_per_sec")
 
 
@@ -30,9 +31,17 @@ def _ratio(a, b) -> float | None:
     return b / a if a and b is not None else None
 
 
+def _workloads(points: dict[tuple, dict]) -> str:
+    return " and ".join(sorted({p["workload"] for p in points.values()})) or "no"
+
+
 def ratios(conn: sqlite3.Connection, run_a: int, run_b: int) -> dict:
     """Per matched point B/A of each RATIOS metric (medians over repeats)."""
     a, b = _by_key(conn, run_a), _by_key(conn, run_b)
+    if a and b and not {p["workload"] for p in a.values()} & {p["workload"] for p in b.values()}:
+        # A mutex point's iteration and a server point's query are different units.
+        raise LocklabError(f"run {run_a} measured the {_workloads(a)} workload and run {run_b} "
+                           f"the {_workloads(b)} workload: no point of one compares with the other")
     rows = []
     for key in sorted(a.keys() & b.keys()):
         pa, pb = a[key], b[key]
@@ -57,12 +66,22 @@ def _num(value, fmt: str) -> str:
     return "-" if value is None else format(value, fmt)
 
 
+def _name(row: dict) -> str:
+    """The lock as the table names it: its options when A and B differ, a server point's gate."""
+    name = row["lock"]
+    if row["lock_opts_a"] != row["lock_opts_b"]:
+        name += f" [{row['lock_opts_a'] or '-'} / {row['lock_opts_b'] or '-'}]"
+    if row["workload"] != "mutex":
+        gate = f"{row['gate']}:{row['gate_opts']}" if row["gate_opts"] else row["gate"]
+        name += f" gate={gate or 'none'}"
+        name += f" [{row['workload_opts']}]" if row["workload_opts"] else ""
+    return name
+
+
 def render(result: dict) -> str:
     """The comparison as a text table, a summary line last."""
     # A lock run under other options in B is named with both: "innodb56 [- / spin=tas]".
-    names = [r["lock"] if r["lock_opts_a"] == r["lock_opts_b"]
-             else f"{r['lock']} [{r['lock_opts_a'] or '-'} / {r['lock_opts_b'] or '-'}]"
-             for r in result["points"]]
+    names = [_name(r) for r in result["points"]]
     width = max(map(len, names), default=4)
     head = (f"{'lock':<{width}} {'threads':>7} {'mutexes':>7} {'hold_ns':>7} {'outside':>7} "
             f"{'ns/iter A':>10} {'ns/iter B':>10} {'B/A':>6} "

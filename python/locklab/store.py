@@ -74,6 +74,8 @@ SERVER_METRICS = (
     ("gate_barges", "INTEGER"),
 )
 SERVER_METRIC_NAMES = tuple(name for name, _ in SERVER_METRICS)
+# The largest id SQLite gives a row.
+MAX_ROWID = 2 ** 63 - 1
 MACHINE = ("cpu_model", "cores", "kernel", "glibc", "version")
 # Columns added after the first release, with their type: connect() adds them to older files.
 ADDED_COLUMNS = (("instrument", "INTEGER NOT NULL DEFAULT 0"),
@@ -113,30 +115,70 @@ def now() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="seconds")
 
 
-def connect(path: str | Path, create: bool = False) -> sqlite3.Connection:
-    """Open the database; only a sweep (create=True) may bring a new file into being."""
+def connect(path: str | Path, create: bool = False, write: bool = True) -> sqlite3.Connection:
+    """Open the database; only a sweep (create=True) may bring a new file into being.
+
+    write=False (report, compare) opens it read-only, so that a file on read-only
+    storage or in a directory the user cannot write reads as well as any other;
+    older files are then read as they are, without being brought up to SCHEMA.
+    """
     path = Path(path)
     if not create and not path.is_file():
         raise LocklabError(f"no database at {path} (run 'locklab sweep' first, or pass --db)")
-    # isolation_level=None: autocommit, so each INSERT is on disk when it returns.
-    conn = sqlite3.connect(path, isolation_level=None)
-    conn.row_factory = sqlite3.Row
     try:
-        # WAL: a report can read while a sweep writes. synchronous=NORMAL in WAL mode
-        # keeps every commit across a crash of the process, which is what we guard.
-        conn.execute("PRAGMA journal_mode=WAL")
-        conn.execute("PRAGMA synchronous=NORMAL")
-        if create:
-            conn.executescript(SCHEMA)
+        conn = _open(path) if write else _open_readonly(path)
+    except sqlite3.DatabaseError as e:
+        raise LocklabError(f"{path} is not a locklab database ({e})") from None
+    try:
+        if write:
+            # WAL: a report can read while a sweep writes. synchronous=NORMAL in WAL mode
+            # keeps every commit across a crash of the process, which is what we guard.
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute("PRAGMA synchronous=NORMAL")
+            if create:
+                conn.executescript(SCHEMA)
         conn.execute("SELECT 1 FROM runs LIMIT 1")
-        _widen_point_key(conn)
-        have = {row[1] for row in conn.execute("PRAGMA table_info(points)")}
-        for name, kind in ADDED_COLUMNS:
-            if have and name not in have:
-                conn.execute(f"ALTER TABLE points ADD COLUMN {name} {kind}")
+        if write:
+            _widen_point_key(conn)
+            have = {row[1] for row in conn.execute("PRAGMA table_info(points)")}
+            for name, kind in ADDED_COLUMNS:
+                if have and name not in have:
+                    conn.execute(f"ALTER TABLE points ADD COLUMN {name} {kind}")
     except sqlite3.DatabaseError as e:
         conn.close()
         raise LocklabError(f"{path} is not a locklab database ({e})") from None
+    return conn
+
+
+def _open(path: Path) -> sqlite3.Connection:
+    # isolation_level=None: autocommit, so each INSERT is on disk when it returns.
+    conn = sqlite3.connect(path, isolation_level=None)
+    conn.row_factory = sqlite3.Row
+    return conn
+
+
+def _open_readonly(path: Path) -> sqlite3.Connection:
+    """A read-only connection, also where SQLite cannot make a WAL file's -shm beside it.
+
+    Reading a WAL database needs its shared-memory file; in a directory nobody may
+    write, and with no -shm left there, SQLite can open the file only as immutable.
+    No sweep can be writing it then (a writer needs that directory too).
+    """
+    uri = path.resolve().as_uri()
+    try:
+        return _open_uri(f"{uri}?mode=ro")
+    except sqlite3.OperationalError:
+        return _open_uri(f"{uri}?mode=ro&immutable=1")
+
+
+def _open_uri(uri: str) -> sqlite3.Connection:
+    conn = sqlite3.connect(uri, uri=True, isolation_level=None)
+    conn.row_factory = sqlite3.Row
+    try:
+        conn.execute("SELECT 1 FROM sqlite_master LIMIT 1")
+    except sqlite3.Error:
+        conn.close()
+        raise
     return conn
 
 
@@ -185,6 +227,8 @@ def resolve_run(conn: sqlite3.Connection, ref: str) -> int:
         run_id = int(ref)
     except ValueError:
         raise LocklabError(f"run '{ref}' is neither a run number nor 'latest'") from None
+    if not 1 <= run_id <= MAX_ROWID:
+        raise LocklabError(f"run {ref} is outside [1, {MAX_ROWID}]")
     if conn.execute("SELECT 1 FROM runs WHERE id = ?", (run_id,)).fetchone() is None:
         ids = [r[0] for r in conn.execute("SELECT id FROM runs ORDER BY id")]
         known = f"runs {ids[0]}-{ids[-1]}" if ids else "no run yet"
@@ -258,9 +302,17 @@ def lock_label(lock: str, lock_opts: str) -> str:
 
 
 def points(conn: sqlite3.Connection, run_id: int) -> list[dict]:
-    """Every stored point of a run, failed ones included, in the order they ran."""
+    """Every stored point of a run, failed ones included, in the order they ran.
+
+    A column an older file (opened read-only, so not brought up to SCHEMA) lacks
+    reads as its default.
+    """
+    have = {row[1] for row in conn.execute("PRAGMA table_info(points)")}
+    defaults = {**Point._field_defaults, "instrument": 0}
+    select = [name if name in have else f"? AS {name}" for name in POINT_COLUMNS]
+    missing = [defaults.get(name) for name in POINT_COLUMNS if name not in have]
     rows = conn.execute(
-        f"SELECT {', '.join(POINT_COLUMNS)} FROM points WHERE run_id = ? ORDER BY id", (run_id,)
+        f"SELECT {', '.join(select)} FROM points WHERE run_id = ? ORDER BY id", (*missing, run_id)
     )
     return [dict(row) for row in rows]
 

@@ -41,6 +41,12 @@ def validate(spec: dict) -> None:
         for lock, opts in itertools.product(part["locks"], part["lock_opts"]):
             native.algorithms(lock, opts or None)
         if part.get("workload", "mutex") != "server":
+            # The mutex workload has no gate and no workload options: points labelled
+            # with them would all be the same measurement under different names.
+            given = [option for option, axis, unset in SERVER_ONLY
+                     if any(value not in unset for value in part.get(axis) or [])]
+            if given:
+                raise LocklabError(f"{' and '.join(given)} apply to --workload server only")
             continue
         # One query on one client: locklab-bench judges the gate and workload options.
         for gate, wopts in itertools.product(part.get("gates", [""]),
@@ -49,6 +55,29 @@ def validate(spec: dict) -> None:
             native.run_bench(["bench", "--workload", "server", "--lock", part["locks"][0],
                               "--threads", "1", "--iterations", "1",
                               *server_args(policy, gopts, wopts)])
+
+
+# Options the mutex workload does not take: option, spec axis, the values that mean "unset".
+SERVER_ONLY = (("--gate", "gates", ("", "none")), ("--workload-opts", "workload_opts", ("",)))
+
+# Environment variables that make liblocklab measure with the lock monitor on.
+# (LOCKLAB_WATCHDOG adds a thread that scans the locks: not the configuration either.)
+MONITOR_ENV = ("LOCKLAB_MONITOR", "LOCKLAB_WATCHDOG")
+
+
+def check_environment(spec: dict) -> None:
+    """Refuse an environment that would measure other than the run's spec says.
+
+    The benchmark inherits the sweep's environment, and the library turns its lock
+    monitor on from there: every point would be measured instrumented and stored
+    as if it were not.
+    """
+    if spec.get("instrument"):
+        return
+    set_here = [name for name in MONITOR_ENV if os.environ.get(name, "") not in ("", "0", "off")]
+    if set_here:
+        raise LocklabError(f"{set_here[0]}={os.environ[set_here[0]]} would run every point with "
+                           "the lock monitor on: pass --instrument, or unset it")
 
 
 def split_gate(text: str) -> tuple[str, str]:
@@ -173,8 +202,13 @@ def run_point(point: Point, spec: dict) -> dict:
             # of it first. The user interrupted the sweep; the point did not fail.
             raise KeyboardInterrupt
         error, result = judge(proc.returncode, out, err)
+    asked = bool(spec.get("instrument"))
+    measured = result.get("instrument", asked) if result else asked
+    if error is None and measured != asked:
+        error = (f"measured with the lock monitor {'on' if measured else 'off'} where the run "
+                 f"asked for it {'on' if asked else 'off'}")
     return {"error": error, "result": result, "raw": out.strip() or None,
-            "wall_s": time.monotonic() - start, "instrument": bool(spec.get("instrument"))}
+            "wall_s": time.monotonic() - start, "instrument": bool(measured)}
 
 
 def judge(status: int, out: str, err: str) -> tuple[str | None, dict | None]:

@@ -37,13 +37,16 @@ int parse_i64(const char *opt, const char *s, int64_t min, int64_t max, int64_t 
 	return 0;
 }
 
+/* A day: longer is a typo, and a point that long would outlast any sweep's patience. */
+#define MAX_SECONDS 86400
+
 int parse_seconds(const char *opt, const char *s, double min, double *out)
 {
 	char *end;
 	errno = 0;
 	double v = strtod(s, &end);
-	if (errno || end == s || *end || !(v >= min) || v > 86400)
-		return usage_error("%s wants seconds, at least %g, got '%s'", opt, min, s);
+	if (errno || end == s || *end || !(v >= min) || v > MAX_SECONDS)
+		return usage_error("%s wants seconds in [%g, %d], got '%s'", opt, min, MAX_SECONDS, s);
 	*out = v;
 	return 0;
 }

@@ -164,6 +164,8 @@ def cmd_bench(argv):
     p.add_argument("--json", action="store_true")
     p.add_argument("--instrument", action="store_true")
     args = p.parse_args(argv)
+    # As liblocklab does: the environment turns the lock monitor on, --instrument or not.
+    args.instrument |= os.environ.get("LOCKLAB_MONITOR") in ("1", "on")
     check_lock(args.lock, args.lock_opts)
     point = {"lock": args.lock, "threads": args.threads, "mutexes": args.mutexes,
              "hold_ns": args.hold_ns, "outside_ns": args.outside_ns}

@@ -1,0 +1,57 @@
+"""argparse types for the `locklab` command's options: bounded, finite, one-line errors.
+
+Each bound is what the program that takes the value accepts (locklab-bench's in
+src/bench/bench.c and server.c), so a sweep refuses a value before a run is stored,
+not when its first point fails.
+"""
+from __future__ import annotations
+
+import argparse
+import math
+
+MAX_THREADS = 100_000
+MAX_NS = 1_000_000_000
+MAX_SECONDS = 86_400
+MAX_REPEAT = 1000
+
+
+def int_list(minimum: int, maximum: int):
+    """Comma-separated integers in [minimum, maximum], duplicates dropped."""
+
+    def parse(text: str) -> list[int]:
+        try:
+            values = [int(v) for v in text.split(",")]
+        except ValueError:
+            raise argparse.ArgumentTypeError(
+                f"'{text}' is not a comma-separated list of integers") from None
+        bad = [v for v in values if not minimum <= v <= maximum]
+        if bad:
+            raise argparse.ArgumentTypeError(f"{bad[0]} is outside [{minimum}, {maximum}]")
+        return list(dict.fromkeys(values))
+
+    return parse
+
+
+def name_list(text: str) -> list[str]:
+    """Comma-separated names, none empty, duplicates dropped."""
+    names = [n.strip() for n in text.split(",")]
+    if not all(names):
+        raise argparse.ArgumentTypeError(f"'{text}' has an empty name")
+    return list(dict.fromkeys(names))
+
+
+def number(minimum: float, maximum: float, kind=float, strict: bool = False):
+    """A finite number in [minimum, maximum]; (minimum, maximum] when strict."""
+
+    def parse(text: str):
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"'{text}' is not a number") from None
+        if (not math.isfinite(value) or value < minimum or value > maximum
+                or (strict and value == minimum)):
+            low = "(" if strict else "["
+            raise argparse.ArgumentTypeError(f"{text} is outside {low}{minimum:g}, {maximum:g}]")
+        return value
+
+    return parse
