@@ -70,7 +70,10 @@ const struct ll_lock_ops *ll_algo_find(const char *name, struct ll_error *err);
 
 /* Fill config with every knob's default. */
 void ll_config_defaults(const struct ll_lock_ops *ops, void *config);
-/* Apply "k=v,k=v" (NULL or "" for none) on top of config; 0 or EINVAL with err set. */
+/*
+ * Apply "k=v,k=v" (NULL or "" for none) on top of config; 0 or EINVAL with
+ * err set.  Each knob at most once, no empty item (`a=1,` is refused).
+ */
 int ll_config_parse(const struct ll_lock_ops *ops, const char *opts, void *config,
 		    struct ll_error *err);
 /*

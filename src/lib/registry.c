@@ -113,10 +113,19 @@ static size_t count_choices(const char *const *choices)
 	return n;
 }
 
-/* Parse one "key=value" of length len. */
+/* 1 if an item of opts before `item` sets the key of klen bytes at item (those items are valid). */
+static int key_set_before(const char *opts, const char *item, size_t klen)
+{
+	for (const char *p = opts; p < item; p = strchr(p, ',') + 1)
+		if (!strncmp(p, item, klen) && p[klen] == '=')
+			return 1;
+	return 0;
+}
+
+/* Parse one "key=value" of length len at item, inside opts. */
 static int apply_option(const char *kind, const char *owner, const struct ll_knob *knobs,
-			size_t nknobs, const char *item, size_t len, void *config,
-			struct ll_error *err)
+			size_t nknobs, const char *opts, const char *item, size_t len,
+			void *config, struct ll_error *err)
 {
 	const char *eq = memchr(item, '=', len);
 	if (!eq || eq == item) {
@@ -138,6 +147,12 @@ static int apply_option(const char *kind, const char *owner, const struct ll_kno
 		join_names(names, sizeof(names), nknobs, knob_name, knobs);
 		set_error(err, "unknown option '%.*s' for %s '%s' (valid: %s)", (int)klen, item,
 			  kind, owner, nknobs ? names : "none");
+		return EINVAL;
+	}
+	/* One value per knob: a second would silently undo the first. */
+	if (key_set_before(opts, item, klen)) {
+		set_error(err, "option '%s' of %s '%s' given twice in '%s'", k->name, kind, owner,
+			  opts);
 		return EINVAL;
 	}
 	if (vlen == 0 || vlen >= sizeof(vbuf))
@@ -178,10 +193,10 @@ bad:
 int ll_knobs_parse(const char *kind, const char *owner, const struct ll_knob *knobs,
 		   size_t nknobs, const char *opts, void *config, struct ll_error *err)
 {
-	if (!opts)
+	if (!opts || !*opts)
 		return 0;
-	const char *p = opts;
-	while (*p) {
+	/* Items between commas, every one non-empty: `,a=1`, `a=1,,b=2` and `a=1,` alike. */
+	for (const char *p = opts;;) {
 		const char *comma = strchr(p, ',');
 		size_t len = comma ? (size_t)(comma - p) : strlen(p);
 		if (len == 0) {
@@ -189,14 +204,11 @@ int ll_knobs_parse(const char *kind, const char *owner, const struct ll_knob *kn
 				  kind, owner);
 			return EINVAL;
 		}
-		int rc = apply_option(kind, owner, knobs, nknobs, p, len, config, err);
-		if (rc)
+		int rc = apply_option(kind, owner, knobs, nknobs, opts, p, len, config, err);
+		if (rc || !comma)
 			return rc;
-		p += len;
-		if (*p == ',')
-			p++;
+		p = comma + 1;
 	}
-	return 0;
 }
 
 int ll_config_parse(const struct ll_lock_ops *ops, const char *opts, void *config,

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "harness.h"
+#include "locklab/gate.h"
 #include "locks.h"
 
 static const char *algo;
@@ -566,6 +567,21 @@ static int test_nested(void)
 
 /* ---- registry and options ---- */
 
+/* A knob table of its own, as the benchmark's workloads have: "a" is a prefix of "ab". */
+struct pair_config {
+	int64_t a, ab;
+};
+
+static const struct ll_knob pair_knobs[] = {
+	LL_KNOB_INT(struct pair_config, a, 1, 0, 9, "a"),
+	LL_KNOB_INT(struct pair_config, ab, 2, 0, 9, "ab"),
+};
+
+static int parse_pair(const char *opts, struct pair_config *cfg, struct ll_error *err)
+{
+	return ll_knobs_parse("workload", "pair", pair_knobs, LL_COUNT(pair_knobs), opts, cfg, err);
+}
+
 static int test_config(void)
 {
 	struct ll_error err;
@@ -587,8 +603,49 @@ static int test_config(void)
 	CHECK(ll_mutex_init(&m, "futex", "spin=wfe", &err) == EINVAL, "bad choice accepted");
 	CHECK(strstr(err.msg, "pause, none, tas, yield"), "message: %s", err.msg);
 	CHECK(ll_mutex_init(&m, "futex", "spin_ns", &err) == EINVAL, "missing '=' accepted");
-	CHECK(ll_mutex_init(&m, "futex", "spin_ns=5,", &err) == 0, "trailing comma: %s", err.msg);
+	CHECK(ll_mutex_init(&m, "futex", "", &err) == 0, "empty options: %s", err.msg);
 	ll_mutex_destroy(&m);
+
+	/*
+	 * Each knob once, no empty item anywhere: lock, gate and workload options
+	 * all go through ll_knobs_parse, so the lock's and a bare table's cover them.
+	 */
+	static const struct {
+		const char *opts, *want;
+	} refused[] = {
+		{ "sync_spin_loops=5,sync_spin_loops=7",
+		  "option 'sync_spin_loops' of lock 'innodb56' given twice in "
+		  "'sync_spin_loops=5,sync_spin_loops=7'" },
+		{ "spin=tas,sync_spin_loops=5,spin=pause", "option 'spin' of lock 'innodb56' given twice" },
+		{ "sync_spin_loops=5,", "malformed options 'sync_spin_loops=5,' for lock 'innodb56' "
+		  "(empty item)" },
+		{ ",sync_spin_loops=5", "(empty item)" },
+		{ "sync_spin_loops=5,,spin=tas", "(empty item)" },
+		{ ",", "(empty item)" },
+	};
+	for (size_t i = 0; i < LL_COUNT(refused); i++) {
+		err.msg[0] = '\0';
+		CHECK(ll_mutex_init(&m, "innodb56", refused[i].opts, &err) == EINVAL,
+		      "innodb56 options '%s' accepted", refused[i].opts);
+		CHECK(strstr(err.msg, refused[i].want) && !strchr(err.msg, '\n'),
+		      "options '%s': got '%s', wanted '%s'", refused[i].opts, err.msg, refused[i].want);
+	}
+	/* A key that only begins like another is not the same key. */
+	CHECK(ll_mutex_init(&m, "ttas", "backoff_min_ns=50,backoff_max_ns=500", &err) == 0, "%s",
+	      err.msg);
+	ll_mutex_destroy(&m);
+
+	struct pair_config cfg;
+	ll_knobs_defaults(pair_knobs, LL_COUNT(pair_knobs), &cfg, sizeof(cfg));
+	CHECK(parse_pair("ab=3,a=4", &cfg, &err) == 0 && cfg.a == 4 && cfg.ab == 3, "%s", err.msg);
+	CHECK(parse_pair("a=1,ab=3,a=2", &cfg, &err) == EINVAL &&
+	      strstr(err.msg, "option 'a' of workload 'pair' given twice"), "%s", err.msg);
+	CHECK(parse_pair("a=1,", &cfg, &err) == EINVAL && strstr(err.msg, "(empty item)"), "%s",
+	      err.msg);
+	ll_gate_t *g = ll_gate_create("fifo", "n=2,n=3", &err);
+	CHECK(!g && strstr(err.msg, "option 'n' of gate 'fifo' given twice"), "gate: %s", err.msg);
+	g = ll_gate_create("fifo", "n=2,", &err);
+	CHECK(!g && strstr(err.msg, "(empty item)"), "gate: %s", err.msg);
 
 	/* Options reach the algorithm: spin-trylock with no spin rounds still locks. */
 	CHECK(ll_mutex_init(&m, "spin-trylock", "spin_loops=0,limit=mutex,spin=tas", &err) == 0,
