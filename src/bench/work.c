@@ -52,24 +52,36 @@ static int cmp_double(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
+/*
+ * The check's cost stays in milliseconds whatever the hold: the loop's time is
+ * linear in its count, so its error at CHECK_MAX_NS stands for any longer hold,
+ * and the number of timed calls shrinks as each call grows.
+ */
+enum { CHECK_MAX_CALLS = 2001, CHECK_MIN_CALLS = 101 };
+#define CHECK_MAX_NS 20000
+#define CHECK_BUDGET_NS 10000000.0
+
 /* Median time of `calls` calls of work_loops(loops), clock reads included. */
-static double median_call_ns(uint64_t loops)
+static double median_call_ns(uint64_t loops, int calls)
 {
-	enum { CALLS = 2001 };
-	double samples[CALLS];
-	for (int i = 0; i < CALLS; i++)
+	double samples[CHECK_MAX_CALLS];
+	for (int i = 0; i < calls; i++)
 		samples[i] = time_loops(loops);
-	qsort(samples, CALLS, sizeof(double), cmp_double);
-	return samples[CALLS / 2];
+	qsort(samples, (size_t)calls, sizeof(double), cmp_double);
+	return samples[calls / 2];
 }
 
 double work_calibration_error_pct(int64_t ns)
 {
+	int64_t checked = ns < CHECK_MAX_NS ? ns : CHECK_MAX_NS;
+	double fit = CHECK_BUDGET_NS / (double)checked;
+	int calls = fit >= CHECK_MAX_CALLS ? CHECK_MAX_CALLS
+		    : fit <= CHECK_MIN_CALLS ? CHECK_MIN_CALLS : (int)fit | 1;
 	/* The median is what a hold actually gets, interrupts aside; the clock
 	 * reads around it are measured alone and taken out. */
-	double overhead = median_call_ns(0);
-	double got = median_call_ns(work_loops_for_ns(ns)) - overhead;
-	return (got - (double)ns) / (double)ns * 100.0;
+	double overhead = median_call_ns(0, calls);
+	double got = median_call_ns(work_loops_for_ns(checked), calls) - overhead;
+	return (got - (double)checked) / (double)checked * 100.0;
 }
 
 uint64_t hist_bucket_low(unsigned b)

@@ -23,7 +23,8 @@ double work_calibrate(void);
 void work_recalibrate(void);
 /* Loops that take about ns nanoseconds. */
 uint64_t work_loops_for_ns(int64_t ns);
-/* Relative error, in percent, of work_loops_for_ns(ns) measured now. */
+/* Relative error, in percent, of work_loops_for_ns(ns) measured now; a few ms
+ * whatever ns (a long hold is checked at a shorter one: the loop is linear). */
 double work_calibration_error_pct(int64_t ns);
 
 /*

@@ -77,6 +77,16 @@ static int test_calibration(void)
 		printf("calibration: %lld ns -> error %+.1f%%\n", (long long)targets[i], err);
 		CHECK(fabs(err) < 35, "%lld ns took %+.1f%% of the target", (long long)targets[i], err);
 	}
+	/*
+	 * A 20 ms hold is checked in milliseconds, not in 2001 calls of the full
+	 * hold (40 s, and up to four checks a point). The bound is a hundred
+	 * times what the check takes, so a loaded machine does not trip it.
+	 */
+	uint64_t t0 = ll_now_ns();
+	double err = work_calibration_error_pct(20000000);
+	double took_ms = (double)(ll_now_ns() - t0) / 1e6;
+	printf("calibration: 20 ms hold checked in %.1f ms, error %+.1f%%\n", took_ms, err);
+	CHECK(took_ms < 2000, "checking a 20 ms hold took %.0f ms", took_ms);
 	return 0;
 }
 
