@@ -1,9 +1,10 @@
-"""Seed 001's experiment in a report: the server workload behind admission gates.
+"""The innodb_thread_concurrency study in a report: the server workload behind admission
+gates (docs/background.md tells the study).
 
-From the medians of a run's server points: the seed's two tables (throughput
+From the medians of a run's server points: the study's two tables (throughput
 against innodb_thread_concurrency at 256 threads; throughput against threads with
 concurrency 0 and 8) beside ours, their graphs, the I/O comparison, and the
-issue's targets checked as met / MISSED:
+targets checked as met / MISSED:
 
   reproduced  innodb56 without a gate: 256 and 1024 clients at least 2.5x below
               the peak; the innodb N best at 256 clients restores at least 2.5x
@@ -30,18 +31,20 @@ from __future__ import annotations
 import html
 from pathlib import Path
 
-# The seed's figures (sysbench on 24 hardware threads, MySQL 5.5 + kernel_mutex).
-SEED_BY_N = {0: 68369.02, 4: 137999.96, 8: 194537.48, 16: 161985.59, 32: 158296.21,
+from .render import html_table, judged, markdown_table, new_figure
+
+# The study's figures (sysbench, InnoDB's kernel_mutex, 256 threads for the first).
+STUDY_BY_N = {0: 68369.02, 4: 137999.96, 8: 194537.48, 16: 161985.59, 32: 158296.21,
              64: 153889.72}
-SEED_BY_THREADS = {  # threads: (concurrency 0, concurrency 8)
+STUDY_BY_THREADS = {  # threads: (concurrency 0, concurrency 8)
     1: (11178.34, None), 2: (27741.06, None), 4: (53364.52, None), 8: (92546.73, 88046.72),
     16: (144619.58, 141781.00), 32: (164884.03, 168360.95), 64: (154235.73, 186167.15),
     128: (147456.33, 199260.97), 256: (68369.02, 194357.78), 512: (40509.67, 194639.51),
     1024: (22166.94, 183524.16),
 }
 REPRODUCE_LOCK = "innodb56"
-COLLAPSE = 2.5       # the seed's 2.8x, rounded down
-KEEP = 0.9           # the seed's 1024 threads kept 92% of the peak
+COLLAPSE = 2.5       # the study's 2.8x, rounded down
+KEEP = 0.9           # the study's 1024 threads kept 92% of the peak
 AUTO_SHARE = 0.95
 TIE = 0.05           # fifo "matches" innodb within this share (noise of one point)
 
@@ -275,62 +278,37 @@ def io_pairs(points: list[dict]) -> list[tuple[str, dict, dict]]:
     return out
 
 
-def _fmt(v) -> str:
-    if v is None:
-        return "-"
-    if isinstance(v, float):
-        return f"{v:,.0f}" if abs(v) >= 100 else f"{v:.2f}"
-    return str(v)
-
-
-def markdown_table(headers: list[str], rows: list[list]) -> str:
-    lines = ["| " + " | ".join(headers) + " |", "|" + " --- |" * len(headers)]
-    lines += ["| " + " | ".join(_fmt(v) for v in row) + " |" for row in rows]
-    return "\n".join(lines) + "\n"
-
-
-def html_table(headers: list[str], rows: list[list], classes: list[str] | None = None) -> str:
-    head = "".join(f"<th>{html.escape(h)}</th>" for h in headers)
-    body = []
-    for i, row in enumerate(rows):
-        cls = f' class="{classes[i]}"' if classes else ""
-        cells = "".join(f"<td{cls if j == len(row) - 1 else ''}>{html.escape(_fmt(v))}</td>"
-                        for j, v in enumerate(row))
-        body.append(f"<tr>{cells}</tr>")
-    return f"<table><tr>{head}</tr>{''.join(body)}</table>\n"
-
-
 def tables(points: list[dict]) -> list[tuple[str, list[str], list[list]]]:
     """(title, headers, rows) of every table the section shows, in order."""
     out = []
     locks = locks_of(cpu_bound(points))
     ref = curves(points, REPRODUCE_LOCK if REPRODUCE_LOCK in locks else locks[0])
     n = best_innodb_n(ref) or 8
-    # The seed's threads x concurrency table: theirs, then ours with the same N for each lock.
-    headers = ["clients", "seed: conc=0", "seed: conc=8"]
+    # The study's threads x concurrency table: theirs, then ours with the same N for each lock.
+    headers = ["clients", "study: conc=0", "study: conc=8"]
     for lock in locks:
         headers += [f"{lock}: none", f"{lock}: innodb n={n}", f"{lock}: fifo n={n}",
                     f"{lock}: auto"]
     rows = []
-    clients = sorted({p["threads"] for p in cpu_bound(points)} | set(SEED_BY_THREADS))
+    clients = sorted({p["threads"] for p in cpu_bound(points)} | set(STUDY_BY_THREADS))
     for t in clients:
-        row = [t, *SEED_BY_THREADS.get(t, (None, None))]
+        row = [t, *STUDY_BY_THREADS.get(t, (None, None))]
         for lock in locks:
             cs = curves(points, lock)
             row += [qps(cs.get(label, {}).get(t)) for label in
                     ("none", f"innodb n={n}", f"fifo n={n}", "auto")]
         rows.append(row)
-    out.append((f"Throughput (qps) against clients: the seed's innodb_thread_concurrency 0 "
+    out.append((f"Throughput (qps) against clients: the study's innodb_thread_concurrency 0 "
                 f"and 8 beside ours (no gate, n={n}: the innodb N best at 256 clients for "
                 f"{REPRODUCE_LOCK})", headers, rows))
-    # The seed's first table: throughput against N at 256 threads.
-    ns = sorted({gate_n(p) for p in cpu_bound(points) if gate_n(p)} | set(SEED_BY_N) - {0})
-    headers = ["N", "seed (256 threads)"]
+    # The study's first table: throughput against N at 256 threads.
+    ns = sorted({gate_n(p) for p in cpu_bound(points) if gate_n(p)} | set(STUDY_BY_N) - {0})
+    headers = ["N", "study (256 threads)"]
     for lock in locks:
         headers += [f"{lock}: innodb", f"{lock}: fifo"]
     rows = []
     for k in [0, *ns]:
-        row = [k if k else "none (0)", SEED_BY_N.get(k)]
+        row = [k if k else "none (0)", STUDY_BY_N.get(k)]
         for lock in locks:
             cs = curves(points, lock)
             if k == 0:
@@ -343,7 +321,7 @@ def tables(points: list[dict]) -> list[tuple[str, list[str], list[list]]]:
         p = curves(points, lock).get("auto", {}).get(256)
         auto_row += [qps(p), p["gate_limit_mean"] if p else None]
     rows.append(auto_row)
-    out.append(("Throughput (qps) at 256 clients against the gate's N (the seed's first "
+    out.append(("Throughput (qps) at 256 clients against the gate's N (the study's first "
                 "table); the last row is auto, with the N it averaged", headers, rows))
     # Every gate at every client count, one table per lock.
     for lock in locks:
@@ -379,8 +357,7 @@ def tables(points: list[dict]) -> list[tuple[str, list[str], list[list]]]:
 
 
 def graphs(points: list[dict], out: Path) -> list[str]:
-    """The seed's graphs for our run: PNG file names written into out."""
-    from .report import new_figure  # matplotlib is loaded by the report only
+    """The study's graphs for our run: PNG file names written into out."""
     from matplotlib.ticker import NullLocator, ScalarFormatter
 
     names = []
@@ -396,12 +373,12 @@ def graphs(points: list[dict], out: Path) -> list[str]:
             if line:
                 xs, ys = zip(*line)
                 ax.plot(xs, ys, style, markersize=4, color=f"C{k}", label=label)
-        seed = sorted(SEED_BY_THREADS.items())
+        study = sorted(STUDY_BY_THREADS.items())
         peak = max(qps(p) for c in cs.values() for p in c.values())
-        scale = peak / max(v for pair in SEED_BY_THREADS.values() for v in pair if v)
-        for j, name in enumerate(("seed conc=0", "seed conc=8")):
-            xs = [t for t, v in seed if v[j]]
-            ax.plot(xs, [v[j] * scale for t, v in seed if v[j]], ":", color="0.5" if j else "0.7",
+        scale = peak / max(v for pair in STUDY_BY_THREADS.values() for v in pair if v)
+        for j, name in enumerate(("study conc=0", "study conc=8")):
+            xs = [t for t, v in study if v[j]]
+            ax.plot(xs, [v[j] * scale for t, v in study if v[j]], ":", color="0.5" if j else "0.7",
                     label=f"{name} (scaled)")
         ax.set_xscale("log", base=2)
         ax.xaxis.set_major_formatter(ScalarFormatter())
@@ -450,8 +427,8 @@ def section(points: list[dict], out: Path, raw: list[dict] | None = None) -> str
     if not cpu_bound(points):
         return ""
     checks = check(points, raw)
-    parts = ["<h2>Admission control: seed 001</h2>"]
-    md = ["# Admission control: seed 001\n"]
+    parts = ["<h2>Admission control: the innodb_thread_concurrency study</h2>"]
+    md = ["# Admission control: the innodb_thread_concurrency study\n"]
     for name in graphs(points, out):
         parts.append(f'<p><img src="{name}" alt="{name}"></p>')
         md.append(f"![{name}]({name})\n")
@@ -460,9 +437,8 @@ def section(points: list[dict], out: Path, raw: list[dict] | None = None) -> str
         md.append(f"\n{title}:\n\n" + markdown_table(headers, rows))
     headers = ["target", "lock", "where", "figure", "bound", ""]
     rows = [[c["target"], c["lock"], c["where"], c["text"], c["bound"],
-             "met" if c["ok"] else "MISSED"] for c in checks]
-    parts.append("<h3>Targets</h3>" + html_table(headers, rows,
-                                                   ["ok" if c["ok"] else "miss" for c in checks]))
+             judged("met" if c["ok"] else "MISSED", c["ok"])] for c in checks]
+    parts.append("<h3>Targets</h3>" + html_table(headers, rows))
     md.append("\nTargets:\n\n" + markdown_table(headers, rows))
     (out / "admission.md").write_text("".join(md), encoding="utf-8")
     (out / TARGETS_FILE).write_text(summary(checks), encoding="utf-8")

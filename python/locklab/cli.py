@@ -98,7 +98,7 @@ def cmd_report(args: argparse.Namespace) -> int:
     index = report.write(conn, run_id, args.out or Path(f"locklab-report-{run_id}"))
     print(index)
     checked = index.parent / report.admission.TARGETS_FILE
-    if checked.exists():  # a server run: seed 001's targets, met or MISSED
+    if checked.exists():  # a server run: the admission targets, met or MISSED
         print(checked.read_text(encoding="utf-8"), end="")
     return 0
 
@@ -137,9 +137,11 @@ def build_parser() -> argparse.ArgumentParser:
                         description="Run every point of a grid, each in a fresh process. "
                         "Options override the preset's values; lists are comma-separated.")
     sw.add_argument("--preset", choices=sorted(presets.PRESETS),
-                    help="quick: the seed's story in minutes; seed: the seed's whole grid "
+                    help="quick: the InnoDB mutex study's story in minutes; innodb-mutex: that study's "
+                    "whole grid "
                     "(--locks adds to its locks); peers: every lock on one mutex; "
-                    "concurrency, concurrency-quick: seed 001's server behind admission "
+                    "concurrency, concurrency-quick: the innodb_thread_concurrency study's server "
+                    "behind admission "
                     "gates (docs/admission.md)")
     sw.add_argument("--locks", type=name_list, metavar="L,...", help="lock names, or 'all'")
     sw.add_argument("--lock-opts", action="append", metavar="K=V,...",
@@ -154,7 +156,7 @@ def build_parser() -> argparse.ArgumentParser:
     sw.add_argument("--outside-ns", type=int_list(0, MAX_NS), metavar="O,...",
                     help="ns of work between unlock and the next lock (0)")
     sw.add_argument("--workload", choices=("mutex", "server"),
-                    help="mutex: the lock loop (default); server: seed 001's clients, "
+                    help="mutex: the lock loop (default); server: a database server's clients, "
                     "--mutexes secondary mutexes, --hold-ns on the hot mutex, --outside-ns "
                     "outside the gate")
     sw.add_argument("--gate", dest="gates", action="append", metavar="POLICY[:K=V,...]",

@@ -3,11 +3,11 @@ from __future__ import annotations
 
 # Every lock `locklab-bench list` knows, resolved when the sweep starts.
 ALL = "all"
-SEED_LOCKS = ["innodb56", "pthread", "pthread-adaptive"]
+STUDY_LOCKS = ["innodb56", "pthread", "pthread-adaptive"]
 
-# Without a preset: the seed's locks on a small grid, at the default point length.
+# Without a preset: the InnoDB mutex study's locks on a small grid, at the default point length.
 DEFAULT = {
-    "locks": SEED_LOCKS,
+    "locks": STUDY_LOCKS,
     "lock_opts": [""],
     "threads": [1, 2, 4, 8, 16],
     "mutexes": [1],
@@ -19,7 +19,7 @@ DEFAULT = {
     "timeout": None,
 }
 
-# Seed 001 (docs/admission.md): the server workload's clients 1..1024 behind no gate,
+# The innodb_thread_concurrency study (docs/admission.md): the server workload's clients 1..1024 behind no gate,
 # InnoDB's gate and the FIFO gate at each N, and auto; then, at 256 clients, the
 # same with I/O inside the query, held in the gate or suspended around.
 CONCURRENCY_N = [1, 2, 4, 8, 16, 32, 64]
@@ -52,21 +52,22 @@ CONCURRENCY_LOCKS = ["innodb56", "pthread", "ll"]
 ALSO_AXES = ("threads", "gates", "workload_opts")
 
 PRESETS = {
-    # The README's main job: the seed's story (innodb56 ahead at few threads,
+    # The README's main job: the InnoDB mutex study's story (innodb56 ahead at few threads,
     # collapsing with many on one mutex, the crossing moving right as the hold time
-    # grows) in under 3 minutes on 2 cores: 84 points of 1 s, ~1.15 s with process
-    # start-up and the creation of up to 1024 threads.
+    # grows) and the project's answer to it (futex, ll), in under 3 minutes on 2 cores:
+    # 105 points of 0.8 s, ~0.95 s with process start-up and the creation of up to
+    # 1024 threads.
     "quick": {
-        "locks": [*SEED_LOCKS, "futex"],
+        "locks": [*STUDY_LOCKS, "futex", "ll"],
         "threads": [1, 2, 4, 16, 64, 256, 1024],
         "mutexes": [1],
         "hold_ns": [0, 1000, 4000],
-        "duration": 0.8,
+        "duration": 0.6,
         "warmup": 0.2,
     },
-    # The seed's whole grid; locks given with --locks are added to its three.
-    "seed": {
-        "locks": SEED_LOCKS,
+    # The InnoDB mutex study's whole grid; locks given with --locks are added to its three.
+    "innodb-mutex": {
+        "locks": STUDY_LOCKS,
         "threads": [1, 2, 4, 8, 16, 20, 24, 36, 40, 48, 64, 128, 256, 512, 1024],
         "mutexes": [1, 2, 4, 8, 16],
         "hold_ns": [0, 1000, 4000],

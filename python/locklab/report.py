@@ -2,19 +2,15 @@
 from __future__ import annotations
 
 import csv
-import html
 import itertools
 import json
 import math
 from pathlib import Path
 
-# Figures drawn on Agg canvases directly, not through pyplot: files only, no display,
-# no GUI toolkit, and no global figure list to leak from.
-from matplotlib.backends.backend_agg import FigureCanvasAgg
-from matplotlib.figure import Figure
 from matplotlib.ticker import LogFormatter, ScalarFormatter
 
-from . import admission, store, sweep, targets
+from . import admission, ll_targets, store, sweep
+from .render import CSS, html_table, new_figure
 
 # The line charts: file stem, metric, y label, log y axis, heading in index.html.
 # A log axis for times: a lock that collapses at 1024 threads is 100x slower than
@@ -31,19 +27,14 @@ LINE_CHARTS = (
 )
 
 
-def new_figure(width: float, height: float) -> Figure:
-    fig = Figure(figsize=(width, height), layout="constrained")
-    FigureCanvasAgg(fig)
-    return fig
-
-
 def series_of(points: list[dict]) -> list[tuple[str, str]]:
     """The (lock, lock_opts) variants, in the order the sweep ran them."""
     return list(dict.fromkeys((p["lock"], p["lock_opts"]) for p in points))
 
 
 def panels_of(points: list[dict]) -> tuple[list[int], list[tuple[int, int]]]:
-    """Panel rows (mutex counts) and columns (hold, outside) as the seed lays them out."""
+    """Panel rows (mutex counts) and columns (hold, outside), as the InnoDB mutex study laid
+    out its graphs."""
     rows = sorted({p["mutexes"] for p in points})
     cols = sorted({(p["hold_ns"], p["outside_ns"]) for p in points})
     return rows, cols
@@ -107,7 +98,8 @@ def line_chart(points: list[dict], metric: str, ylabel: str, logy: bool, path: P
 
 
 def at_most_threads(points: list[dict]) -> list[dict]:
-    """Per lock variant and panel, the point with the most threads (the seed's vmstat rows)."""
+    """Per lock variant and panel, the point with the most threads (the vmstat rows of the
+    InnoDB mutex study)."""
     best: dict[tuple, dict] = {}
     for p in points:
         key = (p["lock"], p["lock_opts"], p["mutexes"], p["hold_ns"], p["outside_ns"])
@@ -182,24 +174,8 @@ def crossings(points: list[dict], metric: str = "ns_per_iter",
     return out
 
 
-def _table(headers: list[str], rows: list[list]) -> str:
-    head = "".join(f"<th>{html.escape(str(h))}</th>" for h in headers)
-    body = "".join(
-        "<tr>" + "".join(f"<td>{html.escape(_fmt(v))}</td>" for v in row) + "</tr>" for row in rows
-    )
-    return f"<table><tr>{head}</tr>{body}</table>\n"
-
-
-def _fmt(value) -> str:
-    if value is None:
-        return "-"
-    if isinstance(value, float):
-        return f"{value:,.0f}" if abs(value) >= 100 else f"{value:.3g}"
-    return str(value)
-
-
 def vmstat_tables(points: list[dict]) -> str:
-    """The seed's vmstat tables: per hold time and lock, a row per mutex count."""
+    """The InnoDB mutex study's vmstat tables: per hold time and lock, a row per mutex count."""
     top = at_most_threads(points)
     series = series_of(points)
     _, cols = panels_of(points)
@@ -209,19 +185,13 @@ def vmstat_tables(points: list[dict]) -> str:
                       key=lambda p: (series.index((p["lock"], p["lock_opts"])), p["mutexes"]))
         out.append(f"<h3>hold {hold} ns" + (f", outside {outside} ns" if outside else "")
                    + "</h3>")
-        out.append(_table(
+        out.append(html_table(
             ["lock", "mutexes", "threads", "cs/s", "us %", "sy %", "id %"],
             [[store.lock_label(p["lock"], p["lock_opts"]), p["mutexes"], p["threads"],
               p["cs_per_sec"], p["cpu_user_pct"], p["cpu_sys_pct"], p["cpu_idle_pct"]]
              for p in rows],
         ))
     return "".join(out)
-
-
-CSS = """body{font-family:sans-serif;margin:2em;max-width:1800px}
-table{border-collapse:collapse;margin:.5em 0 1.5em}td,th{border:1px solid #ccc;padding:2px 8px;
-text-align:right}th{background:#eee}td:first-child{text-align:left}img{max-width:100%}
-td.miss{color:#c00;font-weight:bold}td.ok{color:#070}"""
 
 
 def write_data(out: Path, run: dict, rows: list[dict], crossed: list[dict]) -> None:
@@ -243,7 +213,7 @@ def write_data(out: Path, run: dict, rows: list[dict], crossed: list[dict]) -> N
 def crossings_table(crossed: list[dict]) -> str:
     if not crossed:
         return "<p>No line crosses another.</p>\n"
-    return _table(
+    return html_table(
         ["mutexes", "hold ns", "outside ns", "faster below", "faster above",
          "crossing at threads", "between"],
         [[c["mutexes"], c["hold_ns"], c["outside_ns"], c["faster_below"], c["faster_above"],
@@ -261,14 +231,14 @@ def index_html(run: dict, rows: list[dict], points: list[dict], crossed: list[di
         f"<!doctype html><meta charset=utf-8><title>locklab run {run['id']}</title>"
         f"<style>{CSS}</style><h1>locklab run {run['id']}</h1>",
         "<h2>Machine</h2>",
-        _table(["", ""], [["CPU", run["cpu_model"]], ["cores", run["cores"]],
+        html_table(None, [["CPU", run["cpu_model"]], ["cores", run["cores"]],
                           ["kernel", run["kernel"]], ["C library", run["glibc"]],
                           ["locklab", run["version"]], ["started", run["started"]],
                           ["state", state]]),
         "<h3>Floor: what the primitives cost here</h3>",
-        _table(["", ""], [[k, v] for k, v in run["floor"].items()]),
+        html_table(None, [[k, v] for k, v in run["floor"].items()]),
         "<h2>Grid</h2>",
-        _table(["", ""], [[k, ", ".join(map(str, v)) if isinstance(v, list) else v]
+        html_table(None, [[k, ", ".join(map(str, v)) if isinstance(v, list) else v]
                           for k, v in run["spec"].items()]),
         f"<p>{len(rows)} points stored, {len(failed)} failed. Each chart plots the median "
         "of a point's succeeded repeats.</p>",
@@ -279,8 +249,8 @@ def index_html(run: dict, rows: list[dict], points: list[dict], crossed: list[di
             parts.append(f'<p><img src="{stem}.png" alt="{stem}"></p>')
             if stem == "ns_per_iter":
                 parts.append("<h3>Crossing points</h3>" + crossings_table(crossed))
-        if any(p["lock"] == targets.CANDIDATE for p in points):
-            parts.append(targets.html_section(points))
+        if any(p["lock"] == ll_targets.CANDIDATE for p in points):
+            parts.append(ll_targets.html_section(points))
         parts.append("<h2>CPU and context switches at the most threads</h2>")
         parts.append('<p><img src="cpu.png" alt="cpu"></p>')
         parts.append(vmstat_tables(points))
@@ -288,7 +258,7 @@ def index_html(run: dict, rows: list[dict], points: list[dict], crossed: list[di
         parts.append(extra)
     if failed:
         parts.append("<h2>Failed points</h2>")
-        parts.append(_table([*store.Point._fields, "error"],
+        parts.append(html_table([*store.Point._fields, "error"],
                             [[r[k] for k in (*store.Point._fields, "error")] for r in failed]))
     parts.append('<h2>Data</h2><p><a href="points.csv">points.csv</a> '
                  '<a href="points.json">points.json</a> '

@@ -77,7 +77,7 @@ GATES = ("innodb", "fifo", "auto")
 
 
 def server_qps(lock, clients, gate, n, io, suspend):
-    """Seed 001 in miniature: 300k at the peak; innodb56 alone collapses past 16
+    """The innodb_thread_concurrency study in miniature: 300k at the peak; innodb56 alone collapses past 16
     clients; a gate keeps min(clients, N) inside; fifo is 2% above innodb; auto is
     the best N less 3%; I/O held in the gate caps throughput at 8 per 200 us."""
     def gated(inside):

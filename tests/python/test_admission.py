@@ -1,4 +1,4 @@
-"""Seed 001's server workload: the real locklab-bench's server, and the sweep, store and
+"""The server workload behind admission gates: the real locklab-bench's server, and the sweep, store and
 report around admission gates (against the fake locklab-bench)."""
 import json
 import sqlite3
@@ -105,9 +105,9 @@ def test_concurrency_sweep_stores_gates_and_reports_targets(fake, tmp_path):
     assert any("I/O: suspend keeps the CPU busy" in line for line in checks)
     assert not any(line.startswith("MISSED") for line in checks), checks
     index = (tmp_path / "r" / "index.html").read_text()
-    assert "Admission control: seed 001" in index and "admission_clients.png" in index
+    assert "Admission control: the innodb_thread_concurrency study" in index and "admission_clients.png" in index
     md = (tmp_path / "r" / "admission.md").read_text()
-    assert "| 256 | 68,369 | 194,358 |" in md   # the seed's row beside ours
+    assert "| 256 | 68,369 | 194,358 |" in md   # the study's row beside ours
     assert (tmp_path / "r" / "admission_n.png").stat().st_size > 0
 
 

@@ -124,12 +124,12 @@ def test_resume_of_a_finished_run_runs_nothing(fake, tmp_path):
 def test_presets_and_overrides(fake, tmp_path):
     from locklab import presets
 
-    seed = presets.spec("seed", {"locks": ["futex", "pthread"], "threads": None})
-    assert seed["locks"] == ["innodb56", "pthread", "pthread-adaptive", "futex"]
-    assert len(seed["threads"]) == 15 and seed["mutexes"] == [1, 2, 4, 8, 16]
+    study = presets.spec("innodb-mutex", {"locks": ["futex", "pthread"], "threads": None})
+    assert study["locks"] == ["innodb56", "pthread", "pthread-adaptive", "futex"]
+    assert len(study["threads"]) == 15 and study["mutexes"] == [1, 2, 4, 8, 16]
     quick = presets.spec("quick", {"threads": [1, 2], "duration": 0.2})
     assert quick["threads"] == [1, 2] and quick["duration"] == 0.2
-    assert quick["locks"] == ["innodb56", "pthread", "pthread-adaptive", "futex"]
+    assert quick["locks"] == ["innodb56", "pthread", "pthread-adaptive", "futex", "ll"]
     # 'all' is every lock the tool lists (the fake lists five).
     db = tmp_path / "l.db"
     out = locklab("sweep", "--preset", "peers", "--threads", "1", "--hold-ns", "0",

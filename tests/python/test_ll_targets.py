@@ -1,7 +1,7 @@
-"""ll's targets (issue 4) on synthetic points whose answers are known."""
+"""ll's targets on one mutex, on synthetic points whose answers are known."""
 import pytest
 
-from locklab import targets
+from locklab import ll_targets
 
 
 def point(lock, threads, ns, jain=1.0, cpu=None, wait_max=1000.0, hold=0):
@@ -33,7 +33,7 @@ def outcome(rows, target, threads):
 
 
 def test_each_target_is_judged_on_the_right_figures():
-    rows = targets.check(grid())
+    rows = ll_targets.check(grid())
     assert outcome(rows, "ns/iter vs fastest", 1) is True
     assert outcome(rows, "ops/s vs best", 2) is True
     assert outcome(rows, "Jain", 2) is False
@@ -49,16 +49,16 @@ def test_each_target_is_judged_on_the_right_figures():
 
 
 def test_ratios_and_html_mark_misses():
-    r = targets.ratios(grid())
+    r = ll_targets.ratios(grid())
     assert r[0]["pthread"][64] == pytest.approx(90.0 / 15.0)
     assert r[0]["tas"][64] == pytest.approx(12.0 / 15.0)
-    page = targets.html_section(grid())
+    page = ll_targets.html_section(grid())
     assert "MISSED" in page and 'class="miss"' in page and 'class="ok"' in page
     assert "tas" in page and "pthread" in page
 
 
 def test_no_ll_no_rows():
-    assert targets.check([p for p in grid() if p["lock"] != "ll"]) == []
+    assert ll_targets.check([p for p in grid() if p["lock"] != "ll"]) == []
 
 
 def test_ablation_divides_each_variant_by_the_default():
@@ -68,15 +68,15 @@ def test_ablation_divides_each_variant_by_the_default():
         # no default ll at 4 threads: nothing to divide by
         dict(point("ll", 4, 7.5), lock_opts="spin_ns=0"),
     ]
-    rows = {(r["opts"], r["threads"]): r for r in targets.ablation(pts)}
+    rows = {(r["opts"], r["threads"]): r for r in ll_targets.ablation(pts)}
     assert set(rows) == {("handoff_ns=0", 64), ("spin_ns=0", 64)}
     assert rows[("handoff_ns=0", 64)]["ops"] == pytest.approx(0.5)
     assert rows[("handoff_ns=0", 64)]["jain"] == pytest.approx(0.5)
     assert rows[("spin_ns=0", 64)]["cpu"] == pytest.approx(0.5)
-    page = targets.html_section(pts)
+    page = ll_targets.html_section(pts)
     assert "Ablation" in page and "handoff_ns=0" in page
     # variants never enter the targets: they are judged on default ll only
-    assert len(targets.check(pts)) == len(targets.check(grid()))
+    assert len(ll_targets.check(pts)) == len(ll_targets.check(grid()))
 
 
 def test_a_point_off_its_calibration_is_no_rival():
@@ -84,5 +84,5 @@ def test_a_point_off_its_calibration_is_no_rival():
     pts = [dict(point("ll", 1, 4100.0, hold=4000), calib_error_pct=-1.0),
            dict(point("tas", 1, 2100.0, hold=4000), calib_error_pct=-47.0),
            dict(point("pthread", 1, 4000.0, hold=4000), calib_error_pct=0.5)]
-    (row,) = [r for r in targets.check(pts) if r["target"] == "ns/iter vs fastest"]
+    (row,) = [r for r in ll_targets.check(pts) if r["target"] == "ns/iter vs fastest"]
     assert row["bound"] == pytest.approx(1.1 * 4000.0) and row["ok"]

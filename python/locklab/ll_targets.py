@@ -1,4 +1,4 @@
-"""The targets `ll` must meet (issue 4), checked on a sweep's points.
+"""The targets `ll` must meet on one mutex (docs/ll.md), checked on a sweep's points.
 
 One mutex, no outside work, every hold time, from the median point of each
 configuration (a point whose work loop missed its calibration by more than 10%
@@ -12,7 +12,7 @@ is left out: it measured another hold time):
 """
 from __future__ import annotations
 
-import html
+from .render import html_table, judged
 
 CANDIDATE = "ll"
 BASELINE = "pthread"
@@ -127,45 +127,31 @@ def ablation(points: list[dict]) -> list[dict]:
     return sorted(rows, key=lambda r: (r["opts"], r["hold_ns"], r["threads"]))
 
 
-def _cell(text: str, ok: bool) -> str:
-    return f'<td class="{"ok" if ok else "miss"}">{html.escape(text)}</td>'
-
-
 def html_section(points: list[dict]) -> str:
     """The report's section on ll: its ratios against every lock, then each target."""
     parts = ["<h2>ll against every lock (one mutex)</h2>",
              "<p>ll's throughput divided by each lock's; below 1 in red.</p>"]
     for hold, table in ratios(points).items():
         threads = sorted({t for row in table.values() for t in row})
-        head = "".join(f"<th>{t}</th>" for t in threads)
-        body = "".join(
-            f"<tr><td>{html.escape(lock)}</td>" + "".join(
-                _cell(f"{row[t]:.2f}", row[t] >= 1) if t in row else "<td>-</td>"
-                for t in threads) + "</tr>"
-            for lock, row in sorted(table.items()))
-        parts.append(f"<h3>hold {hold} ns</h3><table><tr><th>lock \\ threads</th>{head}</tr>"
-                     f"{body}</table>")
+        parts.append(f"<h3>hold {hold} ns</h3>" + html_table(
+            ["lock \\ threads", *threads],
+            [[lock, *(judged(f"{row[t]:.2f}", row[t] >= 1) if t in row else None
+                      for t in threads)] for lock, row in sorted(table.items())]))
     rows = check(points)
     missed = sum(not r["ok"] for r in rows)
-    parts.append(f"<h3>Targets: {len(rows) - missed} met, {missed} missed</h3>")
-    body = "".join(
-        f"<tr><td>{r['hold_ns']}</td><td>{html.escape(r['target'])}</td><td>{r['threads']}</td>"
-        f"<td>{r['ll']:.4g}</td><td>{r['bound']:.4g}</td>"
-        + _cell("met" if r["ok"] else "MISSED", r["ok"]) + "</tr>"
-        for r in rows)
-    parts.append("<table><tr><th>hold ns</th><th>target</th><th>threads</th><th>ll</th>"
-                 f"<th>bound</th><th></th></tr>{body}</table>")
+    parts.append(f"<h3>Targets: {len(rows) - missed} met, {missed} missed</h3>" + html_table(
+        ["hold ns", "target", "threads", "ll", "bound", ""],
+        [[r["hold_ns"], r["target"], r["threads"], f"{r['ll']:.4g}", f"{r['bound']:.4g}",
+          judged("met" if r["ok"] else "MISSED", r["ok"])] for r in rows]))
     abl = ablation(points)
     if abl:
         parts.append("<h3>Ablation: ll with one ingredient off, against its defaults</h3>"
                      "<p>Each figure is the variant's divided by default ll's at the same "
                      "point; throughput or Jain below 1 (CPU above 1) in red: the ingredient "
-                     "was paying for itself there.</p>")
-        body = "".join(
-            f"<tr><td>{html.escape(r['opts'])}</td><td>{r['hold_ns']}</td><td>{r['threads']}</td>"
-            + _cell(f"{r['ops']:.2f}", r["ops"] >= 1) + _cell(f"{r['jain']:.2f}", r["jain"] >= 1)
-            + _cell(f"{r['cpu']:.2f}", r["cpu"] <= 1) + "</tr>"
-            for r in abl)
-        parts.append("<table><tr><th>options</th><th>hold ns</th><th>threads</th>"
-                     f"<th>ops/s</th><th>Jain</th><th>CPU/iter</th></tr>{body}</table>")
+                     "was paying for itself there.</p>" + html_table(
+                         ["options", "hold ns", "threads", "ops/s", "Jain", "CPU/iter"],
+                         [[r["opts"], r["hold_ns"], r["threads"],
+                           judged(f"{r['ops']:.2f}", r["ops"] >= 1),
+                           judged(f"{r['jain']:.2f}", r["jain"] >= 1),
+                           judged(f"{r['cpu']:.2f}", r["cpu"] <= 1)] for r in abl]))
     return "\n".join(parts)

@@ -1,0 +1,70 @@
+"""How the report draws and writes: figures, number formats, HTML and Markdown tables.
+
+The study-specific analyses (admission.py, ll_targets.py) and report.py all
+render through here, so a number reads the same in every table of a report.
+"""
+from __future__ import annotations
+
+import html
+from typing import NamedTuple
+
+CSS = """body{font-family:sans-serif;margin:2em;max-width:1800px}
+table{border-collapse:collapse;margin:.5em 0 1.5em}td,th{border:1px solid #ccc;padding:2px 8px;
+text-align:right}th{background:#eee}td:first-child{text-align:left}img{max-width:100%}
+td.miss{color:#c00;font-weight:bold}td.ok{color:#070}"""
+
+
+class Cell(NamedTuple):
+    """A table cell with a CSS class: `ok` (green) or `miss` (red)."""
+
+    value: object
+    cls: str
+
+
+def judged(value, ok: bool) -> Cell:
+    """A figure shown green where it meets its bound, red where it misses."""
+    return Cell(value, "ok" if ok else "miss")
+
+
+def new_figure(width: float, height: float):
+    """A matplotlib figure on an Agg canvas: files only, no display, no global figure list.
+
+    matplotlib is imported here, on first use: it takes a good part of a second to
+    load, which only the report pays.
+    """
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(width, height), layout="constrained")
+    FigureCanvasAgg(fig)
+    return fig
+
+
+def fmt(value) -> str:
+    """A number as every table shows it: thousands grouped from 100, 3 figures below."""
+    if isinstance(value, Cell):
+        value = value.value
+    if value is None:
+        return "-"
+    if isinstance(value, float):
+        return f"{value:,.0f}" if abs(value) >= 100 else f"{value:.3g}"
+    return str(value)
+
+
+def html_table(headers: list[str] | None, rows: list[list]) -> str:
+    """An HTML table; headers None for a key/value table with no header row."""
+    head = ("<tr>" + "".join(f"<th>{html.escape(str(h))}</th>" for h in headers) + "</tr>"
+            if headers else "")
+    body = "".join("<tr>" + "".join(_td(v) for v in row) + "</tr>" for row in rows)
+    return f"<table>{head}{body}</table>\n"
+
+
+def _td(value) -> str:
+    cls = f' class="{value.cls}"' if isinstance(value, Cell) else ""
+    return f"<td{cls}>{html.escape(fmt(value))}</td>"
+
+
+def markdown_table(headers: list[str], rows: list[list]) -> str:
+    lines = ["| " + " | ".join(headers) + " |", "|" + " --- |" * len(headers)]
+    lines += ["| " + " | ".join(fmt(v) for v in row) + " |" for row in rows]
+    return "\n".join(lines) + "\n"
