@@ -22,7 +22,8 @@ setup: $(BIN)/python
 	./scripts/setup-apt.sh
 	$(BIN)/pip install -q '.[test]'
 
-# The main job: the seed's story in a quick sweep (~2 min on 2 cores), then its report.
+# The main job: the InnoDB mutex study's story and ll in a quick sweep (~2-3 min on 2
+# cores), then its report.
 run: setup
 	$(BIN)/locklab sweep --preset quick
 	$(BIN)/locklab report latest --out report
