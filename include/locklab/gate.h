@@ -1,5 +1,6 @@
 /*
- * gate.h: admission control, InnoDB's innodb_thread_concurrency (seed 001).
+ * gate.h: admission control, InnoDB's innodb_thread_concurrency (the
+ * innodb_thread_concurrency study, docs/background.md).
  *
  * At most N threads are inside the gate at once.  A thread that takes a
  * slot gets T tickets (innodb_concurrency_tickets): each later enter spends

@@ -19,7 +19,8 @@
  *             cell; start over from the spin.
  *   unlock: lock_word = 0 (full barrier); if waiters: waiters = 0 and set
  *           the event: pthread_cond_broadcast wakes EVERY sleeper, and they
- *           all race for the word again: the thundering herd of seed 001.
+ *           all race for the word again: the thundering herd of the
+ *           innodb_thread_concurrency study.
  *
  * Knobs default to InnoDB 5.6's: innodb_sync_spin_loops=30,
  * innodb_spin_wait_delay=6, 50 PAUSEs per delay unit (hard-coded in 5.6;

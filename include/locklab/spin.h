@@ -4,9 +4,9 @@
  * Every spinning algorithm takes the spin-wait instruction as a policy:
  *   pause  the x86 PAUSE hint (yield on arm64): frees the pipeline for the
  *          sibling hyper-thread and avoids the memory-order machine clear
- *          when the awaited line changes (seed 002: +3-4% in InnoDB).
+ *          when the awaited line changes (the spin-loop study: +3-4% in InnoDB).
  *   none   a compiler barrier only: the tightest loop.
- *   tas    a dummy atomic test-and-set on a private line: seed 002's SPARC
+ *   tas    a dummy atomic test-and-set on a private line: the spin-loop study's SPARC
  *          choice, a serialising instruction that keeps the core idle.
  *   yield  sched_yield(): gives the core to a runnable thread, such as a
  *          preempted lock holder or the waiter whose turn it is in a FIFO

@@ -10,7 +10,7 @@
  *
  * The limit is none, one process-wide counter (limit=global), or this
  * mutex's counter (limit=mutex), at most max_spinners spinning at once
- * (0: the number of online CPUs).  Seed 000 found the limit helps at high
+ * (0: the number of online CPUs).  The InnoDB mutex study found the limit helps at high
  * concurrency and costs elsewhere: every spinner moves the counter's line.
  */
 #ifndef LOCKLAB_SPIN_TRYLOCK_H

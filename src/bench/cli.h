@@ -11,7 +11,7 @@
 
 int cmd_list(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
-/* server.c: bench's --workload dispatch, and seed 001's server workload. */
+/* server.c: bench's --workload dispatch, and the server workload (docs/admission.md). */
 int cmd_bench_workload(int argc, char **argv);
 int cmd_server(int argc, char **argv);
 int cmd_floor(int argc, char **argv);

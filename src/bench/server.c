@@ -1,5 +1,6 @@
 /*
- * server.c: `locklab-bench bench --workload server`, seed 001's server:
+ * server.c: `locklab-bench bench --workload server`, the server of the
+ * innodb_thread_concurrency study:
  * C client threads (one per connection, as MySQL runs them), each looping
  * over queries.  One query:
  *

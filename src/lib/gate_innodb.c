@@ -25,7 +25,7 @@
  * Nobody is ever woken: a waiter sees a free slot only when its sleep ends,
  * and a thread that leaves and comes straight back (the next transaction)
  * finds the slot it freed before any sleeper does.  That barging keeps the
- * same few threads circulating, which is what lifts throughput (seed 001),
+ * same few threads circulating, which is what lifts throughput (the innodb_thread_concurrency study),
  * and lets the sleepers wait for as long as the others keep coming back.
  *
  * Knobs: InnoDB 5.6's defaults: innodb_thread_sleep_delay=10000 us,
