@@ -38,7 +38,8 @@
  *   starved (threads queue while at least 0.25 CPUs idle: admitted threads
  *           block inside, in I/O, on a parked lock, on any wait not wrapped
  *           in suspend/resume, as a comment on the innodb_thread_concurrency
- *           study said of disk-bound servers): probe 4 N at once, without waiting out the hold; once that fails, the idle
+ *           study said of disk-bound servers): probe 4 N at once, without
+ *           waiting out the hold; once that fails, the idle
  *           CPUs are not what N can fix (a lock that parks its waiters idles
  *           the CPUs whatever N is) and the shortcut is off until the idle
  *           CPUs have gone once
