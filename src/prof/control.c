@@ -17,17 +17,28 @@
  *   LOCKLAB_PROF_SIGNAL=SIG      dump the whole run so far on SIG (PROF; 0: none)
  *   LOCKLAB_PROF_FUTEX=0, LOCKLAB_PROF_COND=0   leave futex syscalls / condvars alone
  *
+ * The library cannot refuse to run its host program: a value it cannot use is
+ * named in one line on stderr and the default is used instead (a signal that
+ * is not a report signal: none).
+ *
+ * The exit report is also written when the program dies of SIGTERM, SIGINT,
+ * SIGHUP or SIGQUIT left at their default action, and before _exit; see
+ * "Dying" below.
+ *
  * Fork: the child forgets the parent's threads and counts, and reports its own
  * events under its own pid.  Exec: the new program loads the library again
  * (LD_PRELOAD is inherited) and reports by itself.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <semaphore.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "prof.h"
@@ -37,9 +48,33 @@ struct prof_config prof_cfg;
 static pthread_mutex_t dump_lock = PTHREAD_MUTEX_INITIALIZER;
 static sem_t dump_sem;
 static atomic_int helper_started;
+static _Atomic pid_t helper_pid;      /* the process whose dump thread is running */
+static pid_t own_pid;                 /* getpid() of this process (a vfork child differs) */
+static atomic_int final_state;        /* exit report: 0 not yet, 1 being written, 2 written */
+static atomic_int final_wanted;       /* the dump thread is asked to write it */
 static uint64_t nonce;
 static unsigned dump_seq;
 static int output_started;
+
+#define PROF_EXPORT __attribute__((visibility("default")))
+
+static void write_all(int fd, const char *p, size_t n);
+
+/* One line on stderr, "locklab-prof: ...".  No stdio: this may run before the
+ * program's stdio is usable, or in a signal handler. */
+static __attribute__((format(printf, 1, 2))) void say(const char *fmt, ...)
+{
+	char line[1024];
+	int n = snprintf(line, sizeof(line), "locklab-prof: ");
+	va_list ap;
+	va_start(ap, fmt);
+	n += vsnprintf(line + n, sizeof(line) - (size_t)n, fmt, ap);
+	va_end(ap);
+	if (n > (int)sizeof(line) - 2)
+		n = (int)sizeof(line) - 2;
+	line[n++] = '\n';
+	write_all(2, line, (size_t)n);
+}
 
 uint64_t prof_now(void)
 {
@@ -61,34 +96,64 @@ int prof_read_file(const char *path, char *buf, size_t len)
 	return (int)n;
 }
 
+/* NAME as a whole number in [lo, hi]; def when unset, or when refused with one line. */
 static long env_long(const char *name, long def, long lo, long hi)
 {
 	const char *s = getenv(name);
 	if (!s || !*s)
 		return def;
 	char *end;
+	errno = 0;
 	long v = strtol(s, &end, 10);
-	if (*end)
+	if (*end || errno == ERANGE || v < lo || v > hi) {
+		say("%s=%s: %s (valid: %ld-%ld); using %ld", name, s,
+		    *end ? "not a whole number" : "out of range", lo, hi, def);
 		return def;
-	return v < lo ? lo : v > hi ? hi : v;
+	}
+	return v;
 }
 
+/*
+ * The signals a report may be asked on: ones whose only use is to be sent on
+ * purpose, or to be ignored.  Not the fatal ones (SEGV, BUS, ILL, FPE, ABRT,
+ * TRAP, SYS: a handler that returns re-runs the faulting instruction, a report
+ * per fault, forever), not the ones that end or stop programs (TERM, INT, QUIT,
+ * HUP, KILL, STOP, TSTP, TTIN, TTOU, CONT: a handler would make the program
+ * ignore them; TERM, INT, HUP and QUIT instead leave the exit report, see
+ * "Dying"), and not CHLD, PIPE, ALRM or the real-time ones, which programs use.
+ */
+static const struct {
+	const char *name;
+	int sig;
+} report_signals[] = { { "PROF", SIGPROF }, { "USR1", SIGUSR1 }, { "USR2", SIGUSR2 },
+		       { "URG", SIGURG },   { "WINCH", SIGWINCH } };
+#define REPORT_SIGNALS "PROF, USR1, USR2, URG, WINCH, their numbers, or 0 for none"
+
+/* "PROF", "SIGPROF", "27" or "0": the signal (0: none), or -1 when it is not one of those. */
 static int signal_number(const char *s)
 {
-	static const struct {
-		const char *name;
-		int sig;
-	} names[] = { { "PROF", SIGPROF }, { "USR1", SIGUSR1 }, { "USR2", SIGUSR2 },
-		      { "HUP", SIGHUP },   { "URG", SIGURG },   { "WINCH", SIGWINCH } };
+	if (!strcmp(s, "0"))
+		return 0;
+	char *end;
+	errno = 0;
+	long v = strtol(s, &end, 10);
+	int numeric = *s && !*end && errno == 0;
 	if (!strncmp(s, "SIG", 3))
 		s += 3;
-	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
-		if (!strcmp(s, names[i].name))
-			return names[i].sig;
-	char *end;
-	long v = strtol(s, &end, 10);
-	return *end || v < 0 || v >= NSIG ? SIGPROF : (int)v;
+	for (size_t i = 0; i < sizeof(report_signals) / sizeof(report_signals[0]); i++)
+		if (numeric ? v == report_signals[i].sig : !strcmp(s, report_signals[i].name))
+			return report_signals[i].sig;
+	return -1;
 }
+
+/* Bounds of LOCKLAB_PROF_INTERVAL (and of the CLI's --interval): below 10 ms the
+ * reports would be most of what the program does; above a day, never. */
+#define INTERVAL_MIN 0.01
+#define INTERVAL_MAX 86400.0
+
+/* The directory a report file goes into must exist and be writable: say so now,
+ * not when the program exits (the report then goes to stderr). */
+static void check_output(struct prof_config *c, const char *path);
 
 void prof_config_load(void)
 {
@@ -106,20 +171,38 @@ void prof_config_load(void)
 	c.futex = (int)env_long("LOCKLAB_PROF_FUTEX", 1, 0, 1);
 	c.cond = (int)env_long("LOCKLAB_PROF_COND", 1, 0, 1);
 	const char *s = getenv("LOCKLAB_PROF_INTERVAL");
-	if (s && *s)
-		c.interval_s = strtod(s, NULL);
-	if (c.interval_s < 0.01)
-		c.interval_s = 0;
+	if (s && *s) {
+		char *end;
+		double v = strtod(s, &end);
+		/* NaN fails every comparison, infinity the upper bound. */
+		if (*end || !(v == 0 || (v >= INTERVAL_MIN && v <= INTERVAL_MAX)))
+			say("LOCKLAB_PROF_INTERVAL=%s: not a number of seconds (valid: %g-%g, or 0 "
+			    "for none); no interval reports", s, INTERVAL_MIN, INTERVAL_MAX);
+		else
+			c.interval_s = v;
+	}
+	c.signal = SIGPROF;
 	s = getenv("LOCKLAB_PROF_SIGNAL");
-	c.signal = s && *s ? (strcmp(s, "0") ? signal_number(s) : 0) : SIGPROF;
+	if (s && *s) {
+		c.signal = signal_number(s);
+		if (c.signal < 0) {
+			/* Refused: no handler at all, rather than one on a signal the program
+			 * needs (SEGV would report in a loop, TERM would be ignored). */
+			say("LOCKLAB_PROF_SIGNAL=%s: unknown report signal (valid: " REPORT_SIGNALS
+			    "); no signal reports", s);
+			c.signal = 0;
+		}
+	}
 	s = getenv("LOCKLAB_PROF_FORMAT");
+	if (s && *s && strcmp(s, "json") && strcmp(s, "text"))
+		say("LOCKLAB_PROF_FORMAT=%s: unknown format (valid: text, json); using text", s);
 	c.json = s && !strcmp(s, "json");
 	s = getenv("LOCKLAB_PROF_DIR");
 	if (s)
 		snprintf(c.dir, sizeof(c.dir), "%s", s);
 	s = getenv("LOCKLAB_PROF_OUTPUT");
-	if (s)
-		snprintf(c.output, sizeof(c.output), "%s", s);
+	if (s && *s && !c.dir[0])
+		check_output(&c, s);
 	c.loaded = 1;
 	prof_cfg = c;
 	/* The run starts at the first lock call, which can precede our constructor. */
@@ -157,14 +240,66 @@ static void expand(const char *tmpl, char *out, size_t len)
 	out[o] = 0;
 }
 
-static void write_file(const char *path, const struct prof_buf *b, int append)
+static void check_output(struct prof_config *c, const char *tmpl)
+{
+	char path[600];
+	expand(tmpl, path, sizeof(path));
+	char *slash = strrchr(path, '/');
+	const char *dir = slash ? path : ".";
+	if (slash == path)
+		dir = "/";
+	else if (slash)
+		*slash = 0;
+	if (access(dir, W_OK | X_OK) == 0) {
+		snprintf(c->output, sizeof(c->output), "%s", tmpl);
+		return;
+	}
+	say("LOCKLAB_PROF_OUTPUT=%s: %s: %s; the report goes to stderr", tmpl, dir,
+	    strerrordesc_np(errno));
+}
+
+/* 0, or -1 (errno set) when the file cannot be opened. */
+static int write_file(const char *path, const struct prof_buf *b, int append)
 {
 	int flags = O_WRONLY | O_CREAT | O_CLOEXEC | (append ? O_APPEND : O_TRUNC);
 	int fd = open(path, flags, 0644);
 	if (fd < 0)
-		return;
+		return -1;
 	write_all(fd, b->p, b->len);
 	close(fd);
+	return 0;
+}
+
+/*
+ * CLI mode: DIR/PID.live exists while this process may still write a report
+ * (made at start and in a fork child, removed after the exit report).  A
+ * daemon outlives `locklab profile`, which finds these, keeps the directory
+ * and says where the daemon's report will be (python/locklab/profile.py).
+ * An exec keeps the pid and the file: the new program owns it.
+ */
+static void live_path(char *buf, size_t len)
+{
+	snprintf(buf, len, "%s/%d.live", prof_cfg.dir, (int)getpid());
+}
+
+static void live_mark(void)
+{
+	if (!prof_cfg.dir[0])
+		return;
+	char path[600];
+	live_path(path, sizeof(path));
+	int fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+	if (fd >= 0)
+		close(fd);
+}
+
+static void live_unmark(void)
+{
+	if (!prof_cfg.dir[0])
+		return;
+	char path[600];
+	live_path(path, sizeof(path));
+	unlink(path);
 }
 
 /* DIR/<start>-<pid>-<seq>.<ext>, written aside and renamed: a reader sees whole files. */
@@ -179,14 +314,35 @@ static void write_dir(const char *ext, const struct prof_buf *b, enum prof_dump_
 	rename(tmp, final);
 }
 
-static void dump(enum prof_dump_reason why)
+/* How long a report written from a signal handler waits for another report, or
+ * for the dump thread to write it, before the program dies without one. */
+#define HANDLER_WAIT_NS (10 * 1000000000ull)
+
+static void nap_ms(long ms)
+{
+	struct timespec ts = { 0, ms * 1000000L };
+	nanosleep(&ts, NULL);
+}
+
+/* hurry: from a signal handler or _exit, where this thread may hold dump_lock
+ * already (interrupted in before_fork): try, wait a bounded time, give up. */
+static void dump(enum prof_dump_reason why, int hurry)
 {
 	struct prof_buf text = { 0 }, json = { 0 };
 	int dir = prof_cfg.dir[0] != 0;
 	int want_json = dir || (prof_cfg.output[0] && prof_cfg.json);
 	int want_text = dir || !want_json;
 
-	REAL(mutex_lock)(&dump_lock);
+	if (hurry) {
+		uint64_t until = prof_now() + HANDLER_WAIT_NS;
+		while (REAL(mutex_trylock)(&dump_lock)) {
+			if (prof_now() > until)
+				return;
+			nap_ms(1);
+		}
+	} else {
+		REAL(mutex_lock)(&dump_lock);
+	}
 	prof_report(why, want_text ? &text : NULL, want_json ? &json : NULL);
 	if (dir) {
 		write_dir("txt", &text, why);
@@ -194,8 +350,14 @@ static void dump(enum prof_dump_reason why)
 	} else if (prof_cfg.output[0]) {
 		char path[600];
 		expand(prof_cfg.output, path, sizeof(path));
-		write_file(path, want_json ? &json : &text, output_started);
-		output_started = 1;
+		if (write_file(path, want_json ? &json : &text, output_started) == 0) {
+			output_started = 1;
+		} else {
+			/* Checked at start, but the directory may have gone since: the report
+			 * is not lost without a word. */
+			say("cannot write the report to %s: %s; here it is", path, strerrordesc_np(errno));
+			write_all(2, want_json ? json.p : text.p, want_json ? json.len : text.len);
+		}
 	} else if (prof_threads() || why != PROF_DUMP_EXIT) {
 		write_all(2, text.p, text.len);
 	}
@@ -215,10 +377,14 @@ static void on_signal(int sig)
 	errno = saved;
 }
 
+static void write_final(int hurry);
+
 static void *helper_main(void *arg)
 {
 	(void)arg;
 	prof_tls.busy = 1;   /* the reporter's own locking is never profiled */
+	/* Release: a handler that sees this pid may hand the exit report to this thread. */
+	atomic_store_explicit(&helper_pid, getpid(), memory_order_release);
 	uint64_t period = (uint64_t)(prof_cfg.interval_s * 1e9);
 	uint64_t next = prof_now() + period;
 	for (;;) {
@@ -230,10 +396,18 @@ static void *helper_main(void *arg)
 		} else {
 			r = sem_wait(&dump_sem);
 		}
+		/* Acquire: pairs with the handler's release; the exit report comes first,
+		 * and once it is written nothing follows it (the program is dying). */
+		if (atomic_load_explicit(&final_wanted, memory_order_acquire)) {
+			write_final(1);
+			continue;
+		}
+		if (atomic_load_explicit(&final_state, memory_order_acquire))
+			continue;
 		if (r == 0) {
-			dump(PROF_DUMP_SIGNAL);
+			dump(PROF_DUMP_SIGNAL, 0);
 		} else if (errno == ETIMEDOUT) {
-			dump(PROF_DUMP_INTERVAL);
+			dump(PROF_DUMP_INTERVAL, 0);
 			uint64_t now = prof_now();
 			next += period;
 			if (next <= now)
@@ -293,8 +467,209 @@ static void after_fork_child(void)
 	nonce = prof_start_ns;
 	dump_seq = 0;
 	output_started = 0;
+	own_pid = getpid();
+	atomic_store_explicit(&final_state, 0, memory_order_relaxed);
+	atomic_store_explicit(&final_wanted, 0, memory_order_relaxed);
 	/* The dump thread did not survive the fork: the child's first thread restarts it. */
 	atomic_store_explicit(&helper_started, 0, memory_order_relaxed);
+	live_mark();
+}
+
+/* ------------------------------------------------------------------ dying
+ *
+ * A program that dies of SIGTERM, SIGINT, SIGHUP or SIGQUIT without handling
+ * it, or that raises one itself, would run no destructor and leave no report.
+ * Where the program left such a signal at its default action, the profiler
+ * installs its own handler, which writes the exit report, puts the default
+ * action back and raises the signal again: the program dies of the same
+ * signal, with the same status (and core dump, for QUIT), a moment later.
+ * _exit and _Exit, which skip destructors too, write the report first.
+ *
+ * The program stays in charge: sigaction() and signal() are interposed so
+ * that a handler the program installs replaces ours for good, SIG_DFL keeps
+ * ours (it does what the default does, with a report), and asking for the
+ * current action answers SIG_DFL where ours is installed.
+ *
+ *   handler, in a thread of the program:
+ *     dump thread running?  final_wanted = 1, post; nap until final_state == 2
+ *                           (10 s at most)
+ *     otherwise             write it here: trylock dump_lock (10 s at most)
+ *     then                  SIG_DFL; raise(sig); unblock sig: the default action
+ *
+ *   final_state: 0 --CAS--> 1 (one writer: exit, _exit, handler or dump thread) --> 2
+ *
+ * The report is built without malloc and written with write(); what it gives
+ * up there: C++ names stay mangled (no dlsym, no __cxa_demangle), and the
+ * report is lost if it cannot be written within 10 s (the thread that was
+ * interrupted holds the loader's lock, say, or the dump thread is stuck).
+ * Handing it to the dump thread means the interrupted thread's own state
+ * (a lock of the program, of the loader, of the allocator) never stands in
+ * the report's way unless the dump thread needs it too.
+ */
+
+static const int fatal_signals[] = { SIGTERM, SIGINT, SIGHUP, SIGQUIT };
+static atomic_uchar fatal_ours[NSIG];   /* 1: on_fatal stands in for SIG_DFL */
+
+static void write_final(int hurry)
+{
+	int expect = 0;
+	if (!atomic_compare_exchange_strong_explicit(&final_state, &expect, 1,
+						     memory_order_acq_rel, memory_order_acquire))
+		return;
+	prof_sym_plain = hurry;
+	dump(PROF_DUMP_EXIT, hurry);
+	live_unmark();
+	/* Release: a waiting handler may let the program die now. */
+	atomic_store_explicit(&final_state, 2, memory_order_release);
+}
+
+/* The exit report from a signal handler or _exit: by the dump thread if there is
+ * one, else here; either way bounded, and written at most once. */
+static void final_report_hurried(void)
+{
+	if (atomic_load_explicit(&final_state, memory_order_acquire) == 2 || getpid() != own_pid)
+		return;   /* written already, or a vfork child borrowing the parent's memory */
+	uint8_t busy = prof_tls.busy;
+	prof_tls.busy = 1;
+	if (atomic_load_explicit(&helper_pid, memory_order_acquire) == own_pid) {
+		/* Release: pairs with the dump thread's acquire of final_wanted. */
+		atomic_store_explicit(&final_wanted, 1, memory_order_release);
+		sem_post(&dump_sem);
+	} else {
+		write_final(1);
+	}
+	uint64_t until = prof_now() + HANDLER_WAIT_NS;
+	while (atomic_load_explicit(&final_state, memory_order_acquire) != 2 &&
+	       prof_now() < until)
+		nap_ms(1);
+	prof_tls.busy = busy;
+}
+
+static void on_fatal(int sig)
+{
+	int saved = errno;
+	int none = 0;
+	/* Relaxed: read by the report, which final_state orders after this. */
+	__atomic_compare_exchange_n(&prof_exit_signal, &none, sig, 0, __ATOMIC_RELAXED,
+				    __ATOMIC_RELAXED);
+	final_report_hurried();
+	struct sigaction dfl;
+	memset(&dfl, 0, sizeof(dfl));
+	dfl.sa_handler = SIG_DFL;
+	sigemptyset(&dfl.sa_mask);
+	atomic_store_explicit(&fatal_ours[sig], 0, memory_order_relaxed);
+	REAL(sigaction)(sig, &dfl, NULL);
+	/* Pending while this handler blocks it; unblocked, the default action kills. */
+	raise(sig);
+	sigset_t one;
+	sigemptyset(&one);
+	sigaddset(&one, sig);
+	pthread_sigmask(SIG_UNBLOCK, &one, NULL);
+	errno = saved;
+}
+
+static void install_fatal_handlers(void)
+{
+	struct sigaction sa, cur;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_fatal;
+	sa.sa_flags = SA_RESTART;
+	sigemptyset(&sa.sa_mask);
+	/* One report at a time: the others wait until the program is dead. */
+	for (size_t i = 0; i < sizeof(fatal_signals) / sizeof(fatal_signals[0]); i++)
+		sigaddset(&sa.sa_mask, fatal_signals[i]);
+	for (size_t i = 0; i < sizeof(fatal_signals) / sizeof(fatal_signals[0]); i++) {
+		int sig = fatal_signals[i];
+		/* Only where the program (or a library's constructor) left the default;
+		 * SIG_IGN inherited across exec stays ignored. */
+		if (REAL(sigaction)(sig, NULL, &cur) || (cur.sa_flags & SA_SIGINFO) ||
+		    cur.sa_handler != SIG_DFL || sig == prof_cfg.signal)
+			continue;
+		atomic_store_explicit(&fatal_ours[sig], 1, memory_order_relaxed);
+		REAL(sigaction)(sig, &sa, NULL);
+	}
+}
+
+static int fatal_is_ours(int sig)
+{
+	return sig > 0 && sig < NSIG && atomic_load_explicit(&fatal_ours[sig], memory_order_relaxed);
+}
+
+PROF_EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction *old)
+{
+	if (!fatal_is_ours(sig))
+		return REAL(sigaction)(sig, act, old);
+	if (act && ((act->sa_flags & SA_SIGINFO) || act->sa_handler != SIG_DFL)) {
+		/* The program's own handler (or SIG_IGN): it wins, for good. */
+		atomic_store_explicit(&fatal_ours[sig], 0, memory_order_relaxed);
+		int r = REAL(sigaction)(sig, act, old);
+		if (r == 0 && old && !(old->sa_flags & SA_SIGINFO) && old->sa_handler == on_fatal) {
+			memset(old, 0, sizeof(*old));
+			old->sa_handler = SIG_DFL;
+		}
+		return r;
+	}
+	/* A query, or SIG_DFL: ours stays, and looks like the default it stands in for. */
+	if (old) {
+		memset(old, 0, sizeof(*old));
+		old->sa_handler = SIG_DFL;
+	}
+	return 0;
+}
+
+typedef void (*handler_fn)(int);
+
+static handler_fn fatal_signal_call(handler_fn (*real)(int, handler_fn), int sig, handler_fn h)
+{
+	if (!fatal_is_ours(sig))
+		return real(sig, h);
+	if (h == SIG_DFL)
+		return SIG_DFL;
+	atomic_store_explicit(&fatal_ours[sig], 0, memory_order_relaxed);
+	handler_fn was = real(sig, h);
+	return was == on_fatal ? SIG_DFL : was;
+}
+
+PROF_EXPORT handler_fn signal(int sig, handler_fn h)
+{
+	return fatal_signal_call(REAL(signal), sig, h);
+}
+
+/* glibc's name for signal() with BSD semantics; its headers no longer declare it. */
+handler_fn bsd_signal(int sig, handler_fn h);
+
+PROF_EXPORT handler_fn bsd_signal(int sig, handler_fn h)
+{
+	return fatal_signal_call(REAL(signal), sig, h);
+}
+
+PROF_EXPORT handler_fn sysv_signal(int sig, handler_fn h)
+{
+	return fatal_signal_call(REAL(sysv_signal), sig, h);
+}
+
+static __attribute__((noreturn)) void exit_now(int status)
+{
+	if (prof_cfg.loaded) {
+		/* A fatal signal now would interrupt the report it is waiting for. */
+		sigset_t fatal, old;
+		sigemptyset(&fatal);
+		for (size_t i = 0; i < sizeof(fatal_signals) / sizeof(fatal_signals[0]); i++)
+			sigaddset(&fatal, fatal_signals[i]);
+		pthread_sigmask(SIG_BLOCK, &fatal, &old);
+		final_report_hurried();
+	}
+	REAL(exit_)(status);
+}
+
+PROF_EXPORT void _exit(int status)
+{
+	exit_now(status);
+}
+
+PROF_EXPORT void _Exit(int status)
+{
+	exit_now(status);
 }
 
 __attribute__((constructor)) static void prof_ctor(void)
@@ -302,6 +677,7 @@ __attribute__((constructor)) static void prof_ctor(void)
 	prof_real_resolve();
 	prof_config_load();
 	nonce = prof_start_ns;
+	own_pid = getpid();
 	pthread_atfork(before_fork, after_fork_parent, after_fork_child);
 	if (prof_cfg.signal) {
 		struct sigaction sa;
@@ -309,13 +685,24 @@ __attribute__((constructor)) static void prof_ctor(void)
 		sa.sa_handler = on_signal;
 		sa.sa_flags = SA_RESTART;
 		sigemptyset(&sa.sa_mask);
-		sigaction(prof_cfg.signal, &sa, NULL);
+		REAL(sigaction)(prof_cfg.signal, &sa, NULL);
 	}
+	install_fatal_handlers();
+	live_mark();
 }
 
 __attribute__((destructor)) static void prof_dtor(void)
 {
+	if (getpid() != own_pid)
+		return;
+	/* A fatal signal during the report waits for it, then finds it written. */
+	sigset_t fatal, old;
+	sigemptyset(&fatal);
+	for (size_t i = 0; i < sizeof(fatal_signals) / sizeof(fatal_signals[0]); i++)
+		sigaddset(&fatal, fatal_signals[i]);
+	pthread_sigmask(SIG_BLOCK, &fatal, &old);
 	prof_tls.busy = 1;
-	dump(PROF_DUMP_EXIT);
+	write_final(0);
 	prof_tls.busy = 0;
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
 }

@@ -83,6 +83,10 @@ void prof_real_resolve(void)
 	R(cond_broadcast, "pthread_cond_broadcast");
 	R(syscall, "syscall");
 	R(create, "pthread_create");
+	R(sigaction, "sigaction");
+	R(signal, "signal");
+	R(sysv_signal, "sysv_signal");
+	R(exit_, "_exit");
 #undef R
 	/* The configuration is read before any wrapper acts on it (cond guards must
 	 * be used by every waiter and signaler alike). */

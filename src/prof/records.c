@@ -14,7 +14,7 @@
 
 #include "prof.h"
 
-#define REC_CAP 16384u
+#define REC_CAP PROF_REC_CAP
 #define REC_PROBES 128
 
 static _Atomic(struct prof_thread *) threads_head;
@@ -92,9 +92,14 @@ void prof_record(uint8_t event, uint8_t kind, const void *addr, uintptr_t site,
 			s->addr = a;
 			s->site = site;
 			s->caller = caller;
-			/* Release: the key is complete before the reporter sees the slot. */
-			atomic_store_explicit(&s->used, 1, memory_order_release);
-			t->nrec++;
+			/* Relaxed: the owner's own probes read it; the reporter finds the slot
+			 * through t->used, published below. */
+			atomic_store_explicit(&s->used, 1, memory_order_relaxed);
+			uint32_t n = atomic_load_explicit(&t->nrec, memory_order_relaxed);
+			t->used[n] = i;
+			/* Release: the key and the list entry are complete before the reporter
+			 * sees the slot. */
+			atomic_store_explicit(&t->nrec, n + 1, memory_order_release);
 			r = s;
 			break;
 		}

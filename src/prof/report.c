@@ -12,6 +12,7 @@
  * record keeps the values that dump saw (its base_*), which only this code
  * writes.  Exit and signal dumps report the whole run.
  */
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -19,6 +20,7 @@
 #include "prof.h"
 
 uint64_t prof_start_ns, prof_last_dump_ns;
+int prof_exit_signal;
 
 struct stats {
 	uint64_t count, total, max;
@@ -501,9 +503,13 @@ static void header(struct prof_buf *b, enum prof_dump_reason why, int delta, uin
 {
 	static const char *reason[] = { "exit", "signal", "interval" };
 	uint64_t from = delta ? prof_last_dump_ns : prof_start_ns;
-	prof_buf_printf(b, "locklab-prof: pid %d (%s), %s report, %.3f s%s, hold sampled 1 in %d\n",
-			(int)getpid(), prof_exe_name(), reason[why], (double)(now - from) / 1e9,
-			delta ? " since the last interval" : "", prof_cfg.hold_every);
+	char killed[32] = "";
+	if (why == PROF_DUMP_EXIT && prof_exit_signal)
+		snprintf(killed, sizeof(killed), " (SIG%s)", sigabbrev_np(prof_exit_signal));
+	prof_buf_printf(b, "locklab-prof: pid %d (%s), %s report%s, %.3f s%s, hold sampled 1 in %d\n",
+			(int)getpid(), prof_exe_name(), reason[why], killed,
+			(double)(now - from) / 1e9, delta ? " since the last interval" : "",
+			prof_cfg.hold_every);
 }
 
 static void text_report(struct ctx *c, struct prof_buf *b, enum prof_dump_reason why,
@@ -639,6 +645,7 @@ static void json_report(struct ctx *c, struct prof_buf *b, enum prof_dump_reason
 	prof_buf_printf(b, "{\"tool\":\"locklab-prof\",\"format\":1,\"pid\":%d,\"ppid\":%d,\"exe\":",
 			(int)getpid(), (int)getppid());
 	prof_buf_json_str(b, prof_exe_name());
+	prof_buf_printf(b, ",\"signal\":%d", why == PROF_DUMP_EXIT ? prof_exit_signal : 0);
 	prof_buf_printf(b, ",\"reason\":\"%s\",\"seq\":%u,\"delta\":%s,\"start_ns\":%llu,"
 			   "\"end_ns\":%llu,\"hold_every\":%d,\"depth\":%d,"
 			   "\"dropped\":{\"locks\":%llu,\"stacks\":%llu,\"records\":%llu},\"locks\":[",
@@ -722,11 +729,11 @@ void prof_report(enum prof_dump_reason why, struct prof_buf *text, struct prof_b
 	prof_sym_begin();
 	refresh_names();
 	for (struct prof_thread *t = prof_threads(); t; t = t->next) {
-		for (uint32_t i = 0; i < t->cap; i++) {
-			struct prof_rec *r = &t->recs[i];
-			/* Acquire: pairs with the owner's release of `used`: the key is complete. */
-			if (!atomic_load_explicit(&r->used, memory_order_acquire))
-				continue;
+		/* Acquire: pairs with the owner's release of nrec: the keys of used[0..n)
+		 * are complete.  Only the records in use are read (see prof.h). */
+		uint32_t n = atomic_load_explicit(&t->nrec, memory_order_acquire);
+		for (uint32_t k = 0; k < n; k++) {
+			struct prof_rec *r = &t->recs[t->used[k]];
 			struct item it;
 			it.t = t;
 			if (take(&c, r, &it))

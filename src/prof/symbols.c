@@ -59,6 +59,7 @@ static struct obj *objs;
 static int nobjs;
 static char exe_path[512];
 static char *(*demangle)(const char *, char *, size_t *, int *);
+int prof_sym_plain;
 
 static int collect(struct dl_phdr_info *info, size_t size, void *arg)
 {
@@ -105,8 +106,12 @@ void prof_sym_begin(void)
 	nobjs = 0;
 	if (objs)
 		dl_iterate_phdr(collect, NULL);
-	/* Demangle C++ names when the program has libstdc++ loaded anyway. */
-	demangle = (__typeof__(demangle))dlsym(RTLD_DEFAULT, "__cxa_demangle");
+	/* Demangle C++ names when the program has libstdc++ loaded anyway; not for a
+	 * report written on the way out of a signal or _exit: dlsym takes the loader's
+	 * lock and __cxa_demangle calls malloc, either of which the interrupted thread
+	 * may hold.  Such a report keeps the mangled names. */
+	demangle = prof_sym_plain ? NULL
+				  : (__typeof__(demangle))dlsym(RTLD_DEFAULT, "__cxa_demangle");
 }
 
 void prof_sym_end(void)
