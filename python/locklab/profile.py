@@ -9,9 +9,12 @@ asked for: the library's own text, JSON, folded stacks, or a pprof profile.
 from __future__ import annotations
 
 import argparse
+import errno
 import gzip
 import json
+import math
 import os
+import resource
 import shutil
 import signal
 import struct
@@ -25,7 +28,53 @@ from .errors import LocklabError
 from .native import native_dir
 
 LIBRARY = "liblocklab-prof.so"
-SIGNALS = ("PROF", "USR1", "USR2", "HUP", "URG", "WINCH")
+# The signals a report may be asked on (src/prof/control.c keeps the same list, and
+# why: fatal signals would report in a loop, TERM/INT/HUP/QUIT and job control would
+# be ignored; those four leave the exit report instead).
+SIGNALS = {"PROF": signal.SIGPROF, "USR1": signal.SIGUSR1, "USR2": signal.SIGUSR2,
+           "URG": signal.SIGURG, "WINCH": signal.SIGWINCH}
+SIGNALS_VALID = f"{', '.join(SIGNALS)}, their numbers, or 0 for none"
+LIMIT = (1 << 63) - 1
+INTERVAL = (0.01, 86400.0)
+
+
+def _whole(lo: int, hi: int, meaning: str = ""):
+    """An argparse type: a whole number in [lo, hi], else one line naming the range."""
+    def parse(text: str) -> int:
+        valid = f"valid: {lo}-{hi}{meaning}"
+        try:
+            value = int(text, 10)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a whole number ({valid})") \
+                from None
+        if not lo <= value <= hi:
+            raise argparse.ArgumentTypeError(f"{text} is out of range ({valid})")
+        return value
+    return parse
+
+
+def _seconds(text: str) -> float:
+    lo, hi = INTERVAL
+    valid = f"valid: {lo:g}-{hi:g} seconds"
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number ({valid})") from None
+    if not math.isfinite(value) or not lo <= value <= hi:
+        raise argparse.ArgumentTypeError(f"{text} is out of range ({valid})")
+    return value
+
+
+def signal_number(text: str) -> int:
+    """PROF, SIGPROF, 27 or 0 (none): the report signal; refused with one line."""
+    name = text.upper().removeprefix("SIG")
+    if text == "0":
+        return 0
+    if text.isdigit() and int(text) in SIGNALS.values():
+        return int(text)
+    if name in SIGNALS:
+        return SIGNALS[name]
+    raise argparse.ArgumentTypeError(f"unknown report signal {text!r} (valid: {SIGNALS_VALID})")
 
 
 def library_path() -> Path:
@@ -100,7 +149,7 @@ def environment(args, dump_dir: str) -> dict[str, str]:
         if value is not None:
             env[f"LOCKLAB_PROF_{name}"] = str(value)
     env["LOCKLAB_PROF_THREADS"] = "1" if args.threads else "0"
-    env["LOCKLAB_PROF_SIGNAL"] = args.signal
+    env["LOCKLAB_PROF_SIGNAL"] = str(args.signal)
     for name in ("LOCKLAB_PROF_OUTPUT", "LOCKLAB_PROF_FORMAT"):
         env.pop(name, None)
     return env
@@ -245,21 +294,68 @@ def run(args, cmd: list[str]) -> int:
     if not cmd:
         raise LocklabError("no command to profile: locklab profile [options] -- CMD [ARGS]")
     resolve_program(cmd[0])
-    if args.signal.upper().removeprefix("SIG") not in SIGNALS and args.signal != "0" \
-            and not args.signal.isdigit():
-        raise LocklabError(f"--signal {args.signal}: use one of {', '.join(SIGNALS)}, "
-                           "a number, or 0 for none")
     fmt = "json" if args.json else "folded" if args.folded else "pprof" if args.pprof else "text"
     if fmt == "pprof" and not args.output and sys.stdout.isatty():
         raise LocklabError("--pprof writes a binary profile: give -o FILE")
     out = open(args.output, "wb") if args.output else sys.stdout.buffer
+    d = tempfile.mkdtemp(prefix="locklab-prof-")
+    keep = False
     try:
-        with tempfile.TemporaryDirectory(prefix="locklab-prof-") as d:
-            status = _run(args, cmd, fmt, d, out)
+        status, keep = _run(args, cmd, fmt, d, out)
     finally:
         if args.output:
             out.close()
-    return status
+        if not keep:
+            shutil.rmtree(d, ignore_errors=True)
+    if status < 0:
+        _die_of(-status)
+    return _status(status)
+
+
+def _die_of(sig: int) -> None:
+    """Die of the signal the program died of, as the program did: a shell or a script
+    running `locklab profile` sees the same status (128 + N if it cannot be raised)."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    try:
+        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))  # the program dumped its own core
+        signal.signal(sig, signal.SIG_DFL)
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, [sig])
+        os.kill(os.getpid(), sig)
+    except (OSError, ValueError):
+        pass
+
+
+def _spawn(cmd: list[str], env: dict[str, str]) -> subprocess.Popen:
+    """CMD started as a shell starts it: a file that is no program (ENOEXEC: a script
+    without #!) is run by /bin/sh, as execvp() does."""
+    try:
+        return subprocess.Popen(cmd, env=env)
+    except OSError as e:
+        if e.errno != errno.ENOEXEC:
+            raise LocklabError(f"{cmd[0]}: {e.strerror}") from None
+    path = cmd[0] if "/" in cmd[0] else shutil.which(cmd[0])
+    try:
+        return subprocess.Popen(["/bin/sh", path, *cmd[1:]], env=env)
+    except OSError as e:
+        raise LocklabError(f"{cmd[0]}: {e.strerror}") from None
+
+
+def still_running(d: str) -> list[tuple[int, str]]:
+    """Processes that may still write a report into D: (pid, name) of each DIR/PID.live
+    whose process is alive with the library loaded (the library removes the file after
+    its exit report; one killed by SIGKILL leaves it, and is gone)."""
+    alive = []
+    for marker in sorted(Path(d).glob("*.live")):
+        try:
+            pid = int(marker.stem)
+            maps = Path(f"/proc/{pid}/maps").read_text(errors="replace")
+            name = Path(f"/proc/{pid}/comm").read_text().strip()
+        except (ValueError, OSError):
+            continue
+        if LIBRARY in maps:
+            alive.append((pid, name))
+    return alive
 
 
 def _emit(out, data: bytes | str) -> None:
@@ -267,14 +363,12 @@ def _emit(out, data: bytes | str) -> None:
     out.flush()
 
 
-def _run(args, cmd: list[str], fmt: str, d: str, out) -> int:
+def _run(args, cmd: list[str], fmt: str, d: str, out) -> tuple[int, bool]:
+    """The program's wait status (negative: killed), and whether D must be kept."""
     dumps = Dumps(d)
     stream = fmt in ("text", "json")
     ext = "json" if fmt == "json" else "txt"
-    try:
-        proc = subprocess.Popen(cmd, env=environment(args, d))
-    except OSError as e:
-        raise LocklabError(f"{cmd[0]}: {e.strerror}") from None
+    proc = _spawn(cmd, environment(args, d))
     # Ctrl-C reaches the program through the terminal; we wait for it to report.
     old_int = signal.signal(signal.SIGINT, signal.SIG_IGN)
     old_term = signal.signal(signal.SIGTERM, lambda *_: proc.send_signal(signal.SIGTERM))
@@ -296,11 +390,20 @@ def _run(args, cmd: list[str], fmt: str, d: str, out) -> int:
         for p in dumps.new(ext):
             if not p.stem.endswith("-exit"):
                 _emit(out, _interim(p, fmt))
+    # A daemon (it forked and its parent, the program, exited) writes its report when it
+    # exits: keep the directory for it and say where, after the reports there are.  The
+    # forks in between exit within moments: wait until the same processes are left.
+    daemons, deadline = still_running(d), time.monotonic() + 2.0
+    while daemons and time.monotonic() < deadline:
+        time.sleep(0.2)
+        daemons, before = still_running(d), daemons
+        if daemons == before:
+            break
     paths = dumps.finals("json")
     finals = [read_json(p) for p in paths]
     shown = [i for i, r in enumerate(finals) if has_events(r)] or [0][:len(finals)]
-    if not finals:
-        print("locklab: the program left no report (killed, or it never loaded "
+    if not finals and not daemons:
+        print("locklab: the program left no report (killed by SIGKILL, or it never loaded "
               f"{LIBRARY})", file=sys.stderr)
     elif fmt == "text":
         for i in shown:
@@ -317,7 +420,12 @@ def _run(args, cmd: list[str], fmt: str, d: str, out) -> int:
             _emit(out, folded(reports))
         else:
             _emit(out, pprof(reports))
-    return _status(status)
+    if daemons:
+        who = ", ".join(f"{name} (pid {pid})" for pid, name in daemons)
+        theirs = "its report" if len(daemons) == 1 else "their reports"
+        print(f"locklab: still running: {who}; {theirs} will be in {d}/ when it exits",
+              file=sys.stderr)
+    return status, bool(daemons)
 
 
 def _interim(path: Path, fmt: str) -> str:
@@ -344,19 +452,23 @@ def add_parser(sub) -> None:
     out.add_argument("--pprof", action="store_true",
                      help="gzipped pprof profile (go tool pprof): contentions, delay")
     p.add_argument("-o", "--output", metavar="FILE", help="write there instead of stdout")
-    p.add_argument("-s", "--stack-depth", type=int, metavar="DEPTH",
-                   help="text: a wait histogram and DEPTH frames per entry")
-    p.add_argument("--depth", type=int, metavar="N", help="frames captured per stack (16)")
-    p.add_argument("--top", type=int, metavar="N", help="at most N entries per section")
-    p.add_argument("--min-wait", type=int, metavar="NS",
+    p.add_argument("-s", "--stack-depth", type=_whole(1, 64), metavar="DEPTH",
+                   help="text: a wait histogram and DEPTH frames per entry (1-64)")
+    p.add_argument("--depth", type=_whole(1, 64), metavar="N",
+                   help="frames captured per stack (16; 1-64)")
+    p.add_argument("--top", type=_whole(1, 1 << 30), metavar="N",
+                   help="at most N entries per section")
+    p.add_argument("--min-wait", type=_whole(0, LIMIT), metavar="NS",
                    help="leave out entries that waited less than NS in total")
     p.add_argument("--threads", action="store_true", help="add the per-thread breakdown")
-    p.add_argument("--interval", type=float, metavar="S",
-                   help="also report what happened in each S seconds, as it happens")
-    p.add_argument("--signal", default="PROF", metavar="SIG",
-                   help="report the run so far when the program gets SIG (PROF; 0: none)")
-    p.add_argument("--hold-every", type=int, metavar="N",
-                   help="sample the hold time of 1 acquisition in N (100; 0: off)")
+    p.add_argument("--interval", type=_seconds, metavar="S",
+                   help="also report what happened in each S seconds, as it happens "
+                   "(0.01-86400)")
+    p.add_argument("--signal", type=signal_number, default=signal.SIGPROF, metavar="SIG",
+                   help="report the run so far when the program gets SIG (PROF, USR1, USR2, "
+                   "URG, WINCH or its number; 0: none)")
+    p.add_argument("--hold-every", type=_whole(0, 1 << 30, "; 0: off"),
+                   metavar="N", help="sample the hold time of 1 acquisition in N (100; 0: off)")
     p.add_argument("cmd", nargs=argparse.REMAINDER, metavar="-- CMD [ARGS...]",
                    help="the program to run and its arguments")
     p.set_defaults(func=lambda args: run(args, args.cmd[1:] if args.cmd[:1] == ["--"]
