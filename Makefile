@@ -1,14 +1,15 @@
 # locklab: the two commands of the README, and the steps they are made of.
 #   make run    install what is missing, build, run the quick sweep and its report
 #   make test   build with warnings as errors, run every C test (plain and
-#               ThreadSanitizer) and the Python tests
+#               ThreadSanitizer), the parsers under AddressSanitizer, and the
+#               Python tests
 
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 JOBS   ?= $(shell nproc)
 
-.PHONY: all setup run test ctest tsan pytest clean
+.PHONY: all setup run test ctest tsan asan pytest clean
 
 all: setup
 
@@ -34,6 +35,9 @@ build/build.ninja:
 build-tsan/build.ninja:
 	cmake -S . -B build-tsan -G Ninja -DLL_WERROR=ON -DLL_SANITIZE=thread
 
+build-asan/build.ninja:
+	cmake -S . -B build-asan -G Ninja -DLL_WERROR=ON -DLL_SANITIZE=address
+
 ctest: build/build.ninja
 	cmake --build build
 	cd build && ctest -j$(JOBS) --output-on-failure
@@ -42,13 +46,19 @@ tsan: build-tsan/build.ninja
 	cmake --build build-tsan
 	cd build-tsan && ctest -j$(JOBS) --output-on-failure
 
+# AddressSanitizer on what parses and copies caller-given sizes: knob lists and
+# configs (a caller's own ops table, test_locks config).
+asan: build-asan/build.ninja
+	cmake --build build-asan --target test_locks
+	cd build-asan && ctest -j$(JOBS) --output-on-failure -R '^(config|nested)$$'
+
 pytest: setup
 	$(BIN)/python -m pytest -q
 
-test: setup ctest tsan pytest
+test: setup ctest tsan asan pytest
 
 clean:
-	rm -rf build build-tsan $(VENV)
+	rm -rf build build-tsan build-asan $(VENV)
 
 # The profiler's figures and real-program runs (docs/profiler.md); not part of `make test`.
 .PHONY: profile-overhead profile-memcached profile-attribution profile-mariadb

@@ -39,13 +39,21 @@ enum {
 /* Bytes of algorithm state inside every ll_mutex_t (128 less ops and the monitor word). */
 #define LL_MUTEX_STATE_BYTES 112
 
+/*
+ * The most int64_t fields a config struct may have: config_size is at most
+ * LL_CONFIG_MAX * 8 bytes and every knob's field lies inside it.  An ops table
+ * that asks for more is refused (EINVAL) before anything is written; a caller
+ * filling a config itself declares `int64_t config[LL_CONFIG_MAX]`.
+ */
+#define LL_CONFIG_MAX 16
+
 struct ll_lock_ops {
 	const char *name;
 	const char *summary;
 	unsigned flags;
 	const struct ll_knob *knobs;
 	size_t nknobs;
-	size_t config_size;
+	size_t config_size;          /* <= LL_CONFIG_MAX * sizeof(int64_t) */
 	size_t state_size;           /* <= LL_MUTEX_STATE_BYTES */
 	/* config: fully defaulted and validated; returns 0 or an errno value. */
 	int  (*init)(void *state, const void *config);

@@ -34,7 +34,7 @@ static void print_text(const struct ll_lock_ops *ops, const void *config)
 static void print_json(const struct ll_lock_ops *ops, const void *config)
 {
 	char val[64];
-	int64_t defaults[16];
+	int64_t defaults[LL_CONFIG_MAX];
 
 	ll_config_defaults(ops, defaults);
 	fputs("{\"name\":", stdout);
@@ -92,7 +92,7 @@ int cmd_list(int argc, char **argv)
 		return usage_error("list: --lock-opts needs a lock name");
 
 	struct ll_error err;
-	int64_t config[16];
+	int64_t config[LL_CONFIG_MAX];
 	size_t first = 0, last = bench_lock_count();
 	if (name) {
 		const struct ll_lock_ops *ops = bench_lock_find(name, &err);

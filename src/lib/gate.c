@@ -66,7 +66,7 @@ static void unknown_policy(struct ll_error *err, const char *name)
 ll_gate_t *ll_gate_create(const char *policy, const char *opts, struct ll_error *err)
 {
 	const struct ll_gate_policy *p = NULL;
-	int64_t config[16];
+	int64_t config[LL_CONFIG_MAX];
 
 	for (size_t i = 0; i < NPOLICIES && policy; i++)
 		if (!strcmp(policies[i]->info.name, policy))

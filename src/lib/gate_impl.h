@@ -41,7 +41,7 @@ struct gate_queue_config {
 
 struct ll_gate_policy {
 	struct ll_gate_policy_info info;
-	size_t config_size;                 /* <= sizeof(int64_t[16]) */
+	size_t config_size;                 /* <= LL_CONFIG_MAX * sizeof(int64_t) */
 	/* State for a config filled from the knobs; NULL when out of memory. */
 	void *(*create)(const void *config);
 	void (*destroy)(void *state);

@@ -217,13 +217,41 @@ int ll_config_parse(const struct ll_lock_ops *ops, const char *opts, void *confi
 	return ll_knobs_parse("lock", ops->name, ops->knobs, ops->nknobs, opts, config, err);
 }
 
+/*
+ * 0 when ops's state and config fit the buffers every caller gives them
+ * (ll_mutex_t's state, int64_t[LL_CONFIG_MAX]) and each knob lies inside its
+ * config; else EINVAL with err set, before anything is written.  The table
+ * may be a caller's own (locklab.h invites it), so nothing of it is trusted.
+ */
+static int ops_fit(const struct ll_lock_ops *ops, struct ll_error *err)
+{
+	if (ops->state_size > LL_MUTEX_STATE_BYTES) {
+		set_error(err, "lock '%s': state of %zu bytes is larger than LL_MUTEX_STATE_BYTES (%d)",
+			  ops->name, ops->state_size, LL_MUTEX_STATE_BYTES);
+		return EINVAL;
+	}
+	if (ops->config_size > LL_CONFIG_MAX * sizeof(int64_t)) {
+		set_error(err, "lock '%s': config of %zu bytes is larger than LL_CONFIG_MAX (%d knobs, "
+			  "%zu bytes)", ops->name, ops->config_size, LL_CONFIG_MAX,
+			  LL_CONFIG_MAX * sizeof(int64_t));
+		return EINVAL;
+	}
+	for (size_t i = 0; i < ops->nknobs; i++)
+		if (ops->config_size < sizeof(int64_t) ||
+		    ops->knobs[i].offset > ops->config_size - sizeof(int64_t)) {
+			set_error(err, "lock '%s': knob '%s' lies outside its %zu-byte config",
+				  ops->name, ops->knobs[i].name, ops->config_size);
+			return EINVAL;
+		}
+	return 0;
+}
+
 int ll_mutex_init_config_at(ll_mutex_t *m, const struct ll_lock_ops *ops, const void *config,
 			    const char *file, int line)
 {
-	/* Configs are small; 16 knobs of int64_t is more than any algorithm has. */
-	int64_t defaults[16];
+	int64_t defaults[LL_CONFIG_MAX];
 
-	if (ops->state_size > sizeof(m->state) || ops->config_size > sizeof(defaults))
+	if (ops_fit(ops, NULL))
 		return EINVAL;
 	if (!config) {
 		ll_config_defaults(ops, defaults);
@@ -248,10 +276,13 @@ int ll_mutex_init_at(ll_mutex_t *m, const char *algo, const char *opts, struct l
 int ll_mutex_init_opts_at(ll_mutex_t *m, const struct ll_lock_ops *ops, const char *opts,
 			  struct ll_error *err, const char *file, int line)
 {
-	int64_t config[16];
+	int64_t config[LL_CONFIG_MAX];
 
+	int rc = ops_fit(ops, err);
+	if (rc)
+		return rc;
 	ll_config_defaults(ops, config);
-	int rc = ll_config_parse(ops, opts, config, err);
+	rc = ll_config_parse(ops, opts, config, err);
 	if (rc)
 		return rc;
 	rc = ll_mutex_init_config_at(m, ops, config, file, line);

@@ -655,6 +655,31 @@ static int test_config(void)
 	ll_mutex_unlock(&m);
 	ll_mutex_destroy(&m);
 
+	/*
+	 * A caller's own ops table that asks for a larger config than any buffer
+	 * holds, or puts a knob outside its config, is refused before anything is
+	 * written (the ASan build of this test sees any write past the buffer).
+	 */
+	struct ll_lock_ops big = *ll_algo_find("innodb56", NULL);
+	big.name = "too-big";
+	big.config_size = (LL_CONFIG_MAX + 4) * sizeof(int64_t);
+	err.msg[0] = '\0';
+	CHECK(ll_mutex_init_opts(&m, &big, NULL, &err) == EINVAL, "oversized config accepted");
+	CHECK(strstr(err.msg, "lock 'too-big': config of 160 bytes is larger than LL_CONFIG_MAX"),
+	      "oversized config: %s", err.msg);
+	CHECK(ll_mutex_init_config(&m, &big, NULL) == EINVAL, "oversized config accepted");
+	static const struct ll_knob stray[] = {
+		{ "far", "a knob past the config", 15 * sizeof(int64_t), 1, 0, 9, NULL },
+	};
+	struct ll_lock_ops astray = *ll_algo_find("tas", NULL);
+	astray.name = "astray";
+	astray.knobs = stray;
+	astray.nknobs = 1;
+	astray.config_size = 2 * sizeof(int64_t);
+	CHECK(ll_mutex_init_opts(&m, &astray, "far=3", &err) == EINVAL &&
+	      strstr(err.msg, "knob 'far' lies outside its 16-byte config"), "stray knob: %s",
+	      err.msg);
+
 	/* Every algorithm's state fits the inline storage; every knob default is in range. */
 	for (size_t i = 0; i < ll_algo_count(); i++) {
 		const struct ll_lock_ops *ops = ll_algo_at(i);
