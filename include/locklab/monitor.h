@@ -127,7 +127,10 @@ int ll_monitor_dump(FILE *f, enum ll_dump_format format);
 /*
  * Dump on signal signo (0: stop) to path (appended; NULL: stderr).  The
  * handler only posts a semaphore; a dumper thread writes.  0, or EINVAL
- * with err set (err may be NULL).
+ * with err set (err may be NULL).  signo is one of SIGUSR1, SIGUSR2,
+ * SIGPROF, SIGURG, SIGWINCH: a handler on a fault would dump once per
+ * fault, forever, and one on SIGTERM or job control would have the
+ * program ignore it.
  */
 int ll_monitor_dump_on_signal(int signo, const char *path, enum ll_dump_format format,
 			      struct ll_error *err);

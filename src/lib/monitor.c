@@ -698,9 +698,10 @@ __attribute__((constructor)) static void monitor_from_env(void)
 	}
 	if (sig) {
 		int signo = parse_signal(sig);
-		if (!signo || ll_monitor_dump_on_signal(signo, out_path, fmt, &err))
-			env_error("LOCKLAB_MONITOR_SIGNAL: cannot dump on '%s' (want a signal name "
-				  "such as USR2, or a number)", sig);
+		if (!ll_mon_dump_signal_ok(signo) ||
+		    ll_monitor_dump_on_signal(signo, out_path, fmt, &err))
+			env_error("LOCKLAB_MONITOR_SIGNAL: cannot dump on '%s' (valid: "
+				  LL_MON_DUMP_SIGNALS ")", sig);
 	}
 	if (wd) {
 		const char *comma = strchr(wd, ',');

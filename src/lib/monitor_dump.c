@@ -401,11 +401,25 @@ static int set_error(struct ll_error *err, int rc, const char *msg)
 	return rc;
 }
 
+/*
+ * Signals a dump may be asked on: ones sent only on purpose.  A handler on a
+ * fault (SEGV, BUS, ILL, FPE, TRAP, SYS) returns to the faulting instruction:
+ * a dump per fault, forever; one on TERM, INT, QUIT, HUP, ABRT or job control
+ * (TSTP, TTIN, TTOU, CONT) makes the program ignore what ends or stops it;
+ * CHLD, PIPE, ALRM and the real-time signals are the program's own.
+ */
+int ll_mon_dump_signal_ok(int signo)
+{
+	return signo == SIGUSR1 || signo == SIGUSR2 || signo == SIGPROF || signo == SIGURG ||
+	       signo == SIGWINCH;
+}
+
 int ll_monitor_dump_on_signal(int signo, const char *path, enum ll_dump_format format,
 			      struct ll_error *err)
 {
-	if (signo < 0 || signo >= NSIG || signo == SIGKILL || signo == SIGSTOP)
-		return set_error(err, EINVAL, "dump on signal: not a signal that can be caught");
+	if (signo && !ll_mon_dump_signal_ok(signo))
+		return set_error(err, EINVAL, "dump on signal: not a dump signal (valid: "
+				 LL_MON_DUMP_SIGNALS ")");
 	if (format != LL_DUMP_TEXT && format != LL_DUMP_JSON)
 		return set_error(err, EINVAL, "dump on signal: format is text or json");
 	char *copy = NULL;

@@ -115,6 +115,11 @@ size_t ll_mon_long_waits(uint64_t threshold_ns, struct ll_watchdog_report **out)
 
 /* Where dumps and reports go when nothing else is said: LOCKLAB_MONITOR_OUT or NULL (stderr). */
 const char *ll_mon_out_path(void);
+
+/* Whether a dump may be asked on SIGNO (monitor_dump.c): the same signals as the
+ * profiler's report signal.  LL_MON_DUMP_SIGNALS names them for error messages. */
+int ll_mon_dump_signal_ok(int signo);
+#define LL_MON_DUMP_SIGNALS "USR1, USR2, PROF, URG, WINCH, or their numbers"
 /* Open the configured output for one dump or report; close with ll_mon_out_close. */
 FILE *ll_mon_out_open(const char *path);
 void ll_mon_out_close(FILE *f, const char *path);

@@ -644,6 +644,10 @@ static int test_dump(void)
 	CHECK(ll_monitor_dump_on_signal(0, NULL, LL_DUMP_TEXT, &err) == 0, "%s", err.msg);
 	CHECK(ll_monitor_dump_on_signal(SIGKILL, NULL, LL_DUMP_TEXT, &err) == EINVAL,
 	      "SIGKILL accepted");
+	CHECK(ll_monitor_dump_on_signal(SIGSEGV, NULL, LL_DUMP_TEXT, &err) == EINVAL,
+	      "SIGSEGV accepted (a dump per fault, forever)");
+	CHECK(ll_monitor_dump_on_signal(SIGTERM, NULL, LL_DUMP_TEXT, &err) == EINVAL,
+	      "SIGTERM accepted (the program would ignore it)");
 	unlink(path);
 	free(json);
 	free(text);

@@ -134,6 +134,10 @@ def test_moncost_bad_lock_is_one_line():
     ("LOCKLAB_MONITOR_FORMAT", "xml", "LOCKLAB_MONITOR_FORMAT wants text or json"),
     ("LOCKLAB_MONITOR_SIGNAL", "NOPE", "LOCKLAB_MONITOR_SIGNAL: cannot dump on 'NOPE'"),
     ("LOCKLAB_MONITOR_SIGNAL", "KILL", "LOCKLAB_MONITOR_SIGNAL: cannot dump on 'KILL'"),
+    # A fault would dump in a loop, TERM and job control would be ignored.
+    *[("LOCKLAB_MONITOR_SIGNAL", bad, f"LOCKLAB_MONITOR_SIGNAL: cannot dump on '{bad}' (valid: "
+       "USR1, USR2, PROF, URG, WINCH, or their numbers)")
+      for bad in ("SEGV", "SIGSEGV", "11", "TERM", "15", "INT", "TSTP", "CONT", "HUP", "99")],
     ("LOCKLAB_MONITOR_OUT", "/nonexistent/dir/dump.txt", "cannot open"),
     ("LOCKLAB_WATCHDOG", "abc", "LOCKLAB_WATCHDOG wants THRESHOLD_MS[,PERIOD_MS]"),
     ("LOCKLAB_WATCHDOG", "100,", "LOCKLAB_WATCHDOG wants THRESHOLD_MS[,PERIOD_MS]"),
