@@ -34,20 +34,14 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "options.h"
 #include "json.h"
 #include "locks.h"
 #include "measure.h"
+#include "slot.h"
 #include "work.h"
 
 enum phase { WARMUP, MEASURE, STOP };
-
-struct slot {
-	ll_mutex_t m;
-	/* Guarded by m, on a line of their own apart from the lock word. */
-	alignas(64) uint64_t counter;
-	int inside;
-	uint64_t violations;
-};
 
 struct worker {
 	alignas(64) atomic_uint_fast64_t iters;   /* written by the worker, read by main */
@@ -95,12 +89,9 @@ static void *worker_main(void *p)
 			if (wait > w->wait_max)
 				w->wait_max = wait;
 		}
-		if (s->inside)
-			s->violations++;
-		s->inside = 1;
-		s->counter++;
+		slot_enter(s);
 		work_loops(hold);
-		s->inside = 0;
+		slot_leave(s);
 		ll_mutex_unlock(&s->m);
 		atomic_store_explicit(&w->iters, i + 1, memory_order_relaxed);
 		work_loops(outside);
@@ -210,23 +201,10 @@ static void summarise(const struct config *c, struct worker *w, struct slot *slo
 	/* Every iteration of every thread, warm-up included, went through one counter. */
 	r->mutex_ok = 1;
 	for (int64_t m = 0; m < c->mutexes; m++) {
-		if (slots[m].violations) {
-			fprintf(stderr, "locklab: mutual exclusion violated on mutex %" PRId64
-				": %" PRIu64 " entries while another thread was inside\n", m,
-				slots[m].violations);
-			r->mutex_ok = 0;
-		}
-		if (!r->drained)
-			continue;
 		uint64_t expect = 0;
 		for (int64_t i = m; i < c->threads; i += c->mutexes)
 			expect += atomic_load(&w[i].iters);
-		if (slots[m].counter != expect) {
-			fprintf(stderr, "locklab: mutual exclusion violated on mutex %" PRId64
-				": counter %" PRIu64 ", threads did %" PRIu64 "\n", m,
-				slots[m].counter, expect);
-			r->mutex_ok = 0;
-		}
+		r->mutex_ok &= slot_ok("", m, &slots[m], r->drained, expect);
 	}
 
 	/* The monitor counted every acquisition, warm-up included, as the counters did. */

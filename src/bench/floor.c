@@ -26,6 +26,7 @@
 
 #include "../lib/futex_sys.h"
 #include "cli.h"
+#include "options.h"
 #include "locklab/spin.h"
 
 static int cmp_double(const void *a, const void *b)

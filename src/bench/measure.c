@@ -8,7 +8,7 @@
 #include <time.h>
 
 #include "locklab/spin.h"
-#include "cli.h"
+#include "options.h"
 #include "measure.h"
 
 static void read_proc_stat(struct cpu_ticks *t)

@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "options.h"
 #include "json.h"
 #include "locks.h"
 #include "moncost.h"

@@ -35,10 +35,12 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "options.h"
 #include "json.h"
 #include "locklab/gate.h"
 #include "locks.h"
 #include "measure.h"
+#include "slot.h"
 #include "work.h"
 
 enum phase { WARMUP, MEASURE, STOP };
@@ -72,18 +74,9 @@ struct config {
 	int json, trace;
 };
 
-/* A mutex and what it guards, the counter on a line apart from the lock word. */
-struct slot {
-	ll_mutex_t m;
-	alignas(64) uint64_t counter;
-	int inside;
-	uint64_t violations;
-};
-
 struct client {
 	alignas(64) atomic_uint_fast64_t queries;   /* written by the client, read by main */
 	uint64_t window_queries;
-	uint32_t rng;
 	ll_gate_thread_t gate;
 	uint64_t samples, latency_max, wait_max;
 	uint64_t *latency_hist, *wait_hist;
@@ -103,21 +96,10 @@ static struct {
 static void critical(struct slot *s, uint64_t loops)
 {
 	ll_mutex_lock(&s->m);
-	if (s->inside)
-		s->violations++;
-	s->inside = 1;
-	s->counter++;
+	slot_enter(s);
 	work_loops(loops);
-	s->inside = 0;
+	slot_leave(s);
 	ll_mutex_unlock(&s->m);
-}
-
-static uint32_t next_rand(uint32_t *x)
-{
-	*x ^= *x << 13;
-	*x ^= *x >> 17;
-	*x ^= *x << 5;
-	return *x;
 }
 
 static int io_now(uint64_t q, uint64_t now)
@@ -153,7 +135,7 @@ static void *client_main(void *p)
 		uint64_t t2 = ll_now_ns();
 		critical(srv.hot, srv.hold);
 		work_loops(srv.inside);
-		critical(&srv.sec[next_rand(&c->rng) % (uint64_t)srv.nsec], srv.sec_hold);
+		critical(&srv.sec[ll_rand32() % (uint64_t)srv.nsec], srv.sec_hold);
 		if (io_now(q, t2)) {
 			if (g && srv.o.suspend)
 				ll_gate_suspend(g, &c->gate);
@@ -268,22 +250,6 @@ struct result {
 	struct ll_gate_stats gate;
 	int mutex_ok, drained;
 };
-
-/* Mutual exclusion held on s: no overlap seen, and (drained) the counter adds up. */
-static int slot_ok(const char *name, int64_t i, const struct slot *s, int drained, uint64_t expect)
-{
-	if (s->violations) {
-		fprintf(stderr, "locklab: mutual exclusion violated on %s mutex %" PRId64 ": %" PRIu64
-			" entries while another thread was inside\n", name, i, s->violations);
-		return 0;
-	}
-	if (drained && s->counter != expect) {
-		fprintf(stderr, "locklab: mutual exclusion violated on %s mutex %" PRId64
-			": counter %" PRIu64 ", threads did %" PRIu64 "\n", name, i, s->counter, expect);
-		return 0;
-	}
-	return 1;
-}
 
 static void summarise(const struct config *c, struct client *cl, const struct snapshot *a,
 		      const struct snapshot *b, struct result *r)
@@ -451,7 +417,6 @@ int cmd_server(int argc, char **argv)
 		return usage_error("%s", err.msg);
 	memset(cl, 0, sizeof(struct client) * (size_t)c.threads);
 	for (int64_t i = 0; i < c.threads; i++) {
-		cl[i].rng = (uint32_t)(i * 2654435761u + 1u);
 		cl[i].latency_hist = calloc(HIST_BUCKETS, sizeof(uint64_t));
 		cl[i].wait_hist = calloc(HIST_BUCKETS, sizeof(uint64_t));
 		if (!cl[i].latency_hist || !cl[i].wait_hist)
