@@ -53,6 +53,9 @@ CASES = [
     (SERVER, "--workload-opts", "trx={}", EVERY, []),
     (["moncost"], "--pairs", "{}", EVERY, []),
     (["moncost"], "--rounds", "{}", EVERY, []),
+    *((["profile"], opt, "{}", values, PROFILE_CMD) for opt, values in [
+        ("-s", EVERY), ("--depth", EVERY), ("--top", EVERY), ("--min-wait", BUT_ZERO),
+        ("--interval", EVERY), ("--hold-every", BUT_ZERO), ("--signal", BUT_ZERO)]),
 ]
 
 
@@ -90,3 +93,10 @@ def test_out_of_range_values_are_refused_in_one_line(db, args, value):
     assert value in lines[0]  # refused for the value, not for something else
     assert out.stdout == ""
     assert held(db) == before
+
+
+def test_a_refused_profile_runs_nothing(tmp_path):
+    """The program is not started when an option is refused."""
+    marker = tmp_path / "ran"
+    out = locklab("profile", "--interval", "nan", "--", "touch", marker)
+    assert out.returncode == 2 and not marker.exists()
