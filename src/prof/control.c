@@ -590,9 +590,18 @@ static void install_fatal_handlers(void)
 	}
 }
 
+/* Ours still, as far as the kernel knows: sigset() and glibc's internal callers
+ * change the action without going through the interposers below. */
 static int fatal_is_ours(int sig)
 {
-	return sig > 0 && sig < NSIG && atomic_load_explicit(&fatal_ours[sig], memory_order_relaxed);
+	if (sig <= 0 || sig >= NSIG || !atomic_load_explicit(&fatal_ours[sig], memory_order_relaxed))
+		return 0;
+	struct sigaction cur;
+	if (REAL(sigaction)(sig, NULL, &cur) == 0 && !(cur.sa_flags & SA_SIGINFO) &&
+	    cur.sa_handler == on_fatal)
+		return 1;
+	atomic_store_explicit(&fatal_ours[sig], 0, memory_order_relaxed);
+	return 0;
 }
 
 PROF_EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction *old)

@@ -4,6 +4,7 @@ signal or _exit, prompt reports with thousands of threads, daemons, scripts."""
 import json
 import os
 import resource
+import shutil
 import signal
 import subprocess
 import sys
@@ -342,6 +343,7 @@ def test_a_daemons_report_is_kept_and_its_place_named(tmp_path):
     text = next(where.glob(f"*-{pid}-*-exit.txt")).read_text()
     assert f"pid {pid} " in text and "exit report" in text
     assert not list(where.glob("*.live"))
+    shutil.rmtree(where)
 
 
 def test_a_script_without_shebang_runs_under_sh(tmp_path):
