@@ -10,9 +10,12 @@
  * futex    a mutex made of syscall(SYS_futex): exclusion, and errno kept
  * fork     a forked child reports its own locks, under its own pid
  * report   the report at exit names the contended static lock (run in a child)
+ * die      a child that dies of SIGTERM or SIGINT, or calls _exit, leaves its
+ *          report and the same status; a handler of its own wins
  */
 #include <dlfcn.h>
 #include <errno.h>
+#include <signal.h>
 #include <linux/futex.h>
 #include <stdatomic.h>
 #include <string.h>
@@ -333,8 +336,9 @@ static char *slurp(const char *path)
 	return buf;
 }
 
-/* Run fn in a child that exits normally; its report (LOCKLAB_PROF_OUTPUT). */
-static char *child_report(void (*fn)(void))
+/* Run fn in a child (exit(0) if fn returns); its wait status and its report
+ * (LOCKLAB_PROF_OUTPUT). */
+static char *child_report_status(void (*fn)(void), int *status)
 {
 	const char *tmpl = getenv("LOCKLAB_PROF_OUTPUT");
 	CHECK(tmpl && strstr(tmpl, "%p"), "LOCKLAB_PROF_OUTPUT must hold %%p");
@@ -344,15 +348,22 @@ static char *child_report(void (*fn)(void))
 		fn();
 		exit(0);
 	}
-	int status;
-	waitpid(pid, &status, 0);
-	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "child failed");
+	waitpid(pid, status, 0);
 	char path[600];
 	const char *p = strstr(tmpl, "%p");
 	snprintf(path, sizeof(path), "%.*s%d%s", (int)(p - tmpl), tmpl, (int)pid, p + 2);
 	char *text = slurp(path);
 	CHECK(text, "the child wrote no report at %s", path);
 	unlink(path);
+	return text;
+}
+
+/* Run fn in a child that exits normally; its report. */
+static char *child_report(void (*fn)(void))
+{
+	int status;
+	char *text = child_report_status(fn, &status);
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "child failed");
 	return text;
 }
 
@@ -381,13 +392,86 @@ static void test_report(void)
 	CHECK(strstr(text, "test_prof`contend+"), "caller not named:\n%s", text);
 }
 
+/* ------------------------------------------------------------------ die */
+
+static volatile sig_atomic_t got_term;
+
+static void on_term(int sig)
+{
+	got_term = sig;
+}
+
+/* What the program sees: SIG_DFL, though the profiler's handler stands in for it. */
+static void check_default(int sig)
+{
+	struct sigaction now;
+	CHECK(sigaction(sig, NULL, &now) == 0 && now.sa_handler == SIG_DFL,
+	      "signal %d does not look like SIG_DFL to the program", sig);
+}
+
+static void raise_term(void)
+{
+	contend_on(&child_lock);   /* the dump thread runs: the report is handed to it */
+	check_default(SIGTERM);
+	raise(SIGTERM);
+}
+
+static void raise_int_alone(void)
+{
+	/* No thread: the report is written in the handler itself. */
+	pthread_mutex_lock(&child_lock);
+	pthread_mutex_unlock(&child_lock);
+	check_default(SIGINT);
+	raise(SIGINT);
+}
+
+static void quick_exit_7(void)
+{
+	contend_on(&child_lock);
+	_exit(7);
+}
+
+static void own_handler(void)
+{
+	contend_on(&child_lock);
+	signal(SIGTERM, on_term);
+	struct sigaction now;
+	sigaction(SIGTERM, NULL, &now);
+	CHECK(now.sa_handler == on_term, "the program's handler is not the one it sees");
+	raise(SIGTERM);
+	CHECK(got_term == SIGTERM, "the program's own handler did not run");
+}
+
+static void test_die(void)
+{
+	int status;
+	char *text = child_report_status(raise_term, &status);
+	CHECK(WIFSIGNALED(status) && WTERMSIG(status) == SIGTERM, "status %#x, not SIGTERM", status);
+	CHECK(strstr(text, "exit report (SIGTERM)") && strstr(text, "test_prof`child_lock"),
+	      "report of a child killed by SIGTERM:\n%s", text);
+
+	text = child_report_status(raise_int_alone, &status);
+	CHECK(WIFSIGNALED(status) && WTERMSIG(status) == SIGINT, "status %#x, not SIGINT", status);
+	CHECK(strstr(text, "exit report (SIGINT)"), "report of a child killed by SIGINT:\n%s", text);
+
+	text = child_report_status(quick_exit_7, &status);
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 7, "status %#x, not _exit(7)", status);
+	CHECK(strstr(text, "exit report, ") && strstr(text, "test_prof`child_lock"),
+	      "report of a child that called _exit:\n%s", text);
+
+	text = child_report_status(own_handler, &status);
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "status %#x: the handler lost", status);
+	CHECK(strstr(text, "exit report, "), "report of a child with its own handler:\n%s", text);
+}
+
 int main(int argc, char **argv)
 {
 	static const struct {
 		const char *name;
 		void (*fn)(void);
 	} tests[] = { { "types", test_types }, { "rwlock", test_rwlock }, { "cond", test_cond },
-		      { "futex", test_futex }, { "fork", test_fork },     { "report", test_report } };
+		      { "futex", test_futex }, { "fork", test_fork },     { "report", test_report },
+		      { "die", test_die } };
 	CHECK(argc == 2, "usage: test_prof TEST");
 	require_profiler();
 	test_watchdog(argv[1], 120);
