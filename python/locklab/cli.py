@@ -32,17 +32,23 @@ class Parser(argparse.ArgumentParser):
 
 
 def cmd_list(args: argparse.Namespace) -> int:
-    algos = native.algorithms(args.name, args.lock_opts)
+    algos = native.algorithms(args.name, args.lock_opts, unbuilt=True)
     if args.json:
         json.dump(algos, sys.stdout, indent=2)
         sys.stdout.write("\n")
         return 0
+    unbuilt: dict[str, list[str]] = {}  # why -> the locks left out for it
     for a in algos:
+        if not a.get("built", True):
+            unbuilt.setdefault(a["note"], []).append(a["name"])
+            continue
         kind = "parks" if a["parks"] else ("spins, FIFO" if a["fifo"] else "spins")
         print(f"{a['name']:<18} {a['summary']} [{kind}]")
         for k in a["knobs"]:
             shown = f"{k['name']}={k['value']}"
             print(f"    {shown:<28} {k['help']}")
+    for why, names in unbuilt.items():
+        print(f"not built: {', '.join(names)} ({why})")
     return 0
 
 

@@ -53,11 +53,17 @@ def passthrough(args: list[str]) -> int:
     return 128 - status if status < 0 else status
 
 
-def algorithms(name: str | None = None, lock_opts: str | None = None) -> list[dict]:
-    """Every algorithm (or one, with its options applied) as dicts."""
+def algorithms(name: str | None = None, lock_opts: str | None = None,
+               unbuilt: bool = False) -> list[dict]:
+    """Every runnable algorithm (or one, with its options applied) as dicts.
+
+    With UNBUILT, the peer locks this build left out follow, as
+    {"name", "built": False, "summary": "not built: why", "note": why, "knobs": []}.
+    """
     args = ["list", "--json"]
     if name:
         args.append(name)
     if lock_opts:
         args += ["--lock-opts", lock_opts]
-    return json.loads(run_bench(args))
+    algos = json.loads(run_bench(args))
+    return algos if unbuilt else [a for a in algos if a.get("built", True)]

@@ -2,6 +2,11 @@
  * list.c: `locklab-bench list`: every algorithm, its summary and its knobs
  * with defaults; with NAME and --lock-opts, the values those options give
  * (the way to check an option string before a sweep uses it).
+ *
+ * Peer locks this build left out (peers.c) follow the rest: in text, one line
+ * per reason, "not built: ck-mcs, ck-ticket, ck-fas (why)"; in JSON, entries
+ * {"name", "built": false, "summary": "not built: why", "note": why,
+ * "knobs": []} after the runnable ones, which carry "built": true.
  */
 #include <stdio.h>
 #include <string.h>
@@ -40,7 +45,7 @@ static void print_json(const struct ll_lock_ops *ops, const void *config)
 	ll_config_defaults(ops, defaults);
 	fputs("{\"name\":", stdout);
 	json_string(stdout, ops->name);
-	fputs(",\"summary\":", stdout);
+	fputs(",\"built\":true,\"summary\":", stdout);
 	json_string(stdout, ops->summary);
 	printf(",\"parks\":%s,\"fifo\":%s,\"knobs\":[", ops->flags & LL_ALGO_PARKS ? "true" : "false",
 	       ops->flags & LL_ALGO_FIFO ? "true" : "false");
@@ -70,6 +75,39 @@ static void print_json(const struct ll_lock_ops *ops, const void *config)
 		fputc('}', stdout);
 	}
 	fputs("]}", stdout);
+}
+
+static void print_unbuilt_text(void)
+{
+	for (size_t i = 0; i < bench_unbuilt_lock_count; i++) {
+		const char *why = bench_unbuilt_locks[i].why;
+		size_t j = 0;
+		while (j < i && strcmp(bench_unbuilt_locks[j].why, why))
+			j++;
+		if (j < i)
+			continue; /* named on an earlier line, with the others left out for it */
+		fputs("not built: ", stdout);
+		for (j = i; j < bench_unbuilt_lock_count; j++)
+			if (!strcmp(bench_unbuilt_locks[j].why, why))
+				printf("%s%s", j != i ? ", " : "", bench_unbuilt_locks[j].name);
+		printf(" (%s)\n", why);
+	}
+}
+
+static void print_unbuilt_json(int first)
+{
+	for (size_t i = 0; i < bench_unbuilt_lock_count; i++) {
+		const struct bench_unbuilt_lock *u = &bench_unbuilt_locks[i];
+		char summary[256];
+		snprintf(summary, sizeof(summary), "not built: %s", u->why);
+		fputs(first && !i ? "{\"name\":" : ",\n{\"name\":", stdout);
+		json_string(stdout, u->name);
+		fputs(",\"built\":false,\"summary\":", stdout);
+		json_string(stdout, summary);
+		fputs(",\"note\":", stdout);
+		json_string(stdout, u->why);
+		fputs(",\"knobs\":[]}", stdout);
+	}
 }
 
 int cmd_list(int argc, char **argv)
@@ -119,6 +157,10 @@ int cmd_list(int argc, char **argv)
 			print_text(ops, config);
 		}
 	}
+	if (!name && json)
+		print_unbuilt_json(first == last);
+	else if (!name)
+		print_unbuilt_text();
 	if (json)
 		fputs("]\n", stdout);
 	return 0;

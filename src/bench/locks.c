@@ -25,6 +25,14 @@ const struct ll_lock_ops *bench_lock_find(const char *name, struct ll_error *err
 	for (size_t i = 0; i < bench_lock_count(); i++)
 		if (!strcmp(bench_lock_at(i)->name, name))
 			return bench_lock_at(i);
+	for (size_t i = 0; i < bench_unbuilt_lock_count; i++) {
+		if (strcmp(bench_unbuilt_locks[i].name, name))
+			continue;
+		if (err)
+			snprintf(err->msg, sizeof(err->msg), "lock '%s' not built: %s", name,
+				 bench_unbuilt_locks[i].why);
+		return NULL;
+	}
 	if (err) {
 		size_t used = (size_t)snprintf(err->msg, sizeof(err->msg),
 					       "unknown lock '%s' (valid: ", name);
