@@ -1,0 +1,59 @@
+# `cmake --install` of the main build into a scratch prefix, then the consumer
+# (consumer/consumer.c) built against it both ways a user would, and run:
+#   1. cc consumer.c $(pkg-config --cflags --libs locklab), PKG_CONFIG_PATH at the prefix
+#   2. consumer/CMakeLists.txt: find_package(locklab CONFIG) + locklab::locklab,
+#      CMAKE_PREFIX_PATH at the prefix
+# Both run with the prefix's library (an rpath to it), not the build tree's.
+# (cmake -P, run by ctest; CMakeLists.txt in this directory passes the variables.)
+#
+#   BUILD_DIR WORK_DIR CONSUMER_DIR GENERATOR C_COMPILER LIBDIR PKG_CONFIG
+cmake_minimum_required(VERSION 3.20)
+
+function(run)
+  execute_process(COMMAND ${ARGN} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "failed (${rc}): ${ARGN}\n${out}\n${err}")
+  endif()
+  set(out "${out}" PARENT_SCOPE)
+endfunction()
+
+set(prefix ${WORK_DIR}/prefix)
+file(REMOVE_RECURSE ${WORK_DIR})
+run(${CMAKE_COMMAND} --install ${BUILD_DIR} --prefix ${prefix})
+
+foreach(file ${LIBDIR}/liblocklab.so ${LIBDIR}/liblocklab.so.0 ${LIBDIR}/liblocklab-prof.so
+             include/locklab/locklab.h include/locklab/ll.h bin/locklab-bench
+             ${LIBDIR}/pkgconfig/locklab.pc ${LIBDIR}/cmake/locklab/locklabConfig.cmake
+             ${LIBDIR}/cmake/locklab/locklabConfigVersion.cmake)
+  if(NOT EXISTS ${prefix}/${file})
+    message(FATAL_ERROR "not installed: ${prefix}/${file}")
+  endif()
+endforeach()
+# The benchmark finds its library beside it ($ORIGIN/../LIBDIR).
+run(${prefix}/bin/locklab-bench list ll)
+
+# 1. pkg-config.
+if(PKG_CONFIG)
+  set(ENV{PKG_CONFIG_PATH} ${prefix}/${LIBDIR}/pkgconfig)
+  run(${PKG_CONFIG} --cflags --libs locklab)
+  separate_arguments(flags UNIX_COMMAND "${out}")
+  message(STATUS "pkg-config --cflags --libs locklab: ${out}")
+  run(${C_COMPILER} -std=c11 -Wall -Wextra -Werror ${CONSUMER_DIR}/consumer.c ${flags}
+      -Wl,-rpath,${prefix}/${LIBDIR} -o ${WORK_DIR}/consumer-pkgconfig)
+  run(${WORK_DIR}/consumer-pkgconfig)
+  message(STATUS "pkg-config build: ${out}")
+else()
+  message(STATUS "no pkg-config on this machine: its half of the test left out")
+endif()
+
+# 2. find_package(locklab CONFIG); the package registry kept out, so only the prefix can match.
+run(${CMAKE_COMMAND} -S ${CONSUMER_DIR} -B ${WORK_DIR}/cmake -G ${GENERATOR}
+    -DCMAKE_C_COMPILER=${C_COMPILER} -DCMAKE_PREFIX_PATH=${prefix}
+    -DCMAKE_FIND_USE_PACKAGE_REGISTRY=OFF -DCMAKE_C_FLAGS=-Werror)
+string(FIND "${out}" "locklab_DIR=${prefix}/" at)
+if(at EQUAL -1)
+  message(FATAL_ERROR "find_package(locklab) did not take the installed package:\n${out}")
+endif()
+run(${CMAKE_COMMAND} --build ${WORK_DIR}/cmake)
+run(${WORK_DIR}/cmake/consumer)
+message(STATUS "find_package build: ${out}")
