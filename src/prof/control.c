@@ -277,20 +277,25 @@ static int write_file(const char *path, const struct prof_buf *b, int append)
  * and says where the daemon's report will be (python/locklab/profile.py).
  * An exec keeps the pid and the file: the new program owns it.
  */
-static void live_path(char *buf, size_t len)
+static void live_path(char *buf, size_t len, pid_t pid)
 {
-	snprintf(buf, len, "%s/%d.live", prof_cfg.dir, (int)getpid());
+	snprintf(buf, len, "%s/%d.live", prof_cfg.dir, (int)pid);
 }
 
-static void live_mark(void)
+static void live_mark_pid(pid_t pid)
 {
 	if (!prof_cfg.dir[0])
 		return;
 	char path[600];
-	live_path(path, sizeof(path));
+	live_path(path, sizeof(path), pid);
 	int fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
 	if (fd >= 0)
 		close(fd);
+}
+
+static void live_mark(void)
+{
+	live_mark_pid(getpid());
 }
 
 static void live_unmark(void)
@@ -298,8 +303,21 @@ static void live_unmark(void)
 	if (!prof_cfg.dir[0])
 		return;
 	char path[600];
-	live_path(path, sizeof(path));
+	live_path(path, sizeof(path), getpid());
 	unlink(path);
+}
+
+/* The parent marks its child too, before fork returns: a daemon's parent exits
+ * at once, and the CLI may look before the child has run at all. */
+PROF_EXPORT pid_t fork(void)
+{
+	pid_t pid = REAL(fork)();
+	if (pid > 0) {
+		int e = errno;
+		live_mark_pid(pid);
+		errno = e;
+	}
+	return pid;
 }
 
 /* DIR/<start>-<pid>-<seq>.<ext>, written aside and renamed: a reader sees whole files. */

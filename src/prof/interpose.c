@@ -87,6 +87,7 @@ void prof_real_resolve(void)
 	R(signal, "signal");
 	R(sysv_signal, "sysv_signal");
 	R(exit_, "_exit");
+	R(fork, "fork");
 #undef R
 	/* The configuration is read before any wrapper acts on it (cond guards must
 	 * be used by every waiter and signaler alike). */

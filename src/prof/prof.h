@@ -177,6 +177,7 @@ struct prof_real {
 	void (*(*signal)(int, void (*)(int)))(int);
 	void (*(*sysv_signal)(int, void (*)(int)))(int);
 	void (*exit_)(int) __attribute__((noreturn));
+	pid_t (*fork)(void);
 };
 extern struct prof_real prof_real;
 extern atomic_int prof_real_ready;

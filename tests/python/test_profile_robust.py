@@ -61,6 +61,7 @@ int main(int argc, char **argv)
 
 CROWD = r"""
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
@@ -68,9 +69,15 @@ CROWD = r"""
 static pthread_mutex_t crowd_lock[4] = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_MUTEX_INITIALIZER,
                                          PTHREAD_MUTEX_INITIALIZER, PTHREAD_MUTEX_INITIALIZER };
 static volatile int stop;
+static atomic_int arrived;
+static pthread_barrier_t all_waited;
 static void *worker(void *arg)
 {
     long i = (long)arg;
+    atomic_fetch_add(&arrived, 1);   /* then blocks: main holds the locks */
+    pthread_mutex_lock(&crowd_lock[i & 3]);
+    pthread_mutex_unlock(&crowd_lock[i & 3]);
+    pthread_barrier_wait(&all_waited);
     while (!stop) {
         pthread_mutex_lock(&crowd_lock[i & 3]);
         for (volatile int k = 0; k < 200; k++);
@@ -86,8 +93,15 @@ int main(int argc, char **argv)
     pthread_attr_t a;
     pthread_attr_init(&a);
     pthread_attr_setstacksize(&a, 64 * 1024);
+    /* Every thread waits once at least: 2000 threads with records to report. */
+    pthread_barrier_init(&all_waited, 0, (unsigned)n + 1);
+    for (int k = 0; k < 4; k++) pthread_mutex_lock(&crowd_lock[k]);
     for (long i = 0; i < n; i++)
         if (pthread_create(&t[i], &a, worker, (void *)i)) return 9;
+    while (atomic_load(&arrived) < n) usleep(1000);
+    usleep(50000);
+    for (int k = 0; k < 4; k++) pthread_mutex_unlock(&crowd_lock[k]);
+    pthread_barrier_wait(&all_waited);
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     printf("ready %lld\n", (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec);
@@ -313,7 +327,7 @@ def test_reports_stay_prompt_with_2000_threads(tmp_path):
 
     _, reps = run({}, signal_now)
     assert [r["reason"] for r in reps] == ["signal", "exit"]
-    assert len(reps[0]["threads"]) >= 1000
+    assert len(reps[0]["threads"]) >= 1500   # most of them had waited
 
     ready, reps = run({"LOCKLAB_PROF_INTERVAL": "0.5"}, lambda proc, d: None)
     # Those that began after the threads were all running and ended before they stopped.
