@@ -31,14 +31,12 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <math.h>
 #include <semaphore.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "prof.h"
