@@ -4,7 +4,7 @@
  * The generic ll_mutex_t, the benchmark, the tests (and later the swapper)
  * are written once against struct ll_lock_ops.  Adding an algorithm is one
  * file that defines `const struct ll_lock_ops ll_<algo>_ops` plus one line in
- * src/lib/algorithms.def.
+ * src/lib/locks/algorithms.def.
  *
  * Knobs: an algorithm's configuration is a struct of int64_t fields, each
  * described by a struct ll_knob (name, default, bounds, or a list of choice
@@ -70,7 +70,16 @@ struct ll_error {
 	char msg[512];
 };
 
-/* Registry of algorithms (src/lib/algorithms.def, in that order). */
+/* err->msg from a printf format; err may be NULL. */
+void ll_error_set(struct ll_error *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/*
+ * The one way a name is refused: "unknown KIND 'name' [WHERE] (valid: a, b, c)",
+ * the n valid names given by name_at(i, ctx); where may be NULL.
+ */
+void ll_error_unknown(struct ll_error *err, const char *kind, const char *name, const char *where,
+		      size_t n, const char *(*name_at)(size_t i, const void *ctx), const void *ctx);
+
+/* The table of algorithms (src/lib/locks/algorithms.def, in that order). */
 size_t ll_algo_count(void);
 const struct ll_lock_ops *ll_algo_at(size_t i);
 /* NULL and err filled ("unknown lock 'x' (valid: ...)") when not found. */

@@ -24,7 +24,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../lib/futex_sys.h"
+#include "../lib/core/futex_sys.h"
 #include "cli.h"
 #include "options.h"
 #include "locklab/spin.h"

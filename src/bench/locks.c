@@ -20,6 +20,12 @@ const struct ll_lock_ops *bench_lock_at(size_t i)
 	return i - n < ll_peer_lock_count ? ll_peer_locks[i - n] : NULL;
 }
 
+static const char *lock_name(size_t i, const void *ctx)
+{
+	(void)ctx;
+	return bench_lock_at(i)->name;
+}
+
 const struct ll_lock_ops *bench_lock_find(const char *name, struct ll_error *err)
 {
 	for (size_t i = 0; i < bench_lock_count(); i++)
@@ -33,15 +39,7 @@ const struct ll_lock_ops *bench_lock_find(const char *name, struct ll_error *err
 				 bench_unbuilt_locks[i].why);
 		return NULL;
 	}
-	if (err) {
-		size_t used = (size_t)snprintf(err->msg, sizeof(err->msg),
-					       "unknown lock '%s' (valid: ", name);
-		for (size_t i = 0; i < bench_lock_count() && used < sizeof(err->msg); i++)
-			used += (size_t)snprintf(err->msg + used, sizeof(err->msg) - used, "%s%s",
-						 i ? ", " : "", bench_lock_at(i)->name);
-		if (used < sizeof(err->msg))
-			snprintf(err->msg + used, sizeof(err->msg) - used, ")");
-	}
+	ll_error_unknown(err, "lock", name, NULL, bench_lock_count(), lock_name, NULL);
 	return NULL;
 }
 

@@ -188,13 +188,21 @@ void prof_real_resolve(void);
 #define REAL(f) (*(likely(atomic_load_explicit(&prof_real_ready, memory_order_acquire)) \
 		       ? prof_real.f : (prof_real_resolve(), prof_real.f)))
 
-/* control.c */
+/* config.c */
 void prof_config_load(void);           /* the environment; safe anywhere, idempotent */
 uint64_t prof_now(void);               /* ns, CLOCK_MONOTONIC through the vDSO */
-struct prof_thread *prof_thread_get(void); /* NULL when out of memory */
-void prof_start_helper(void);          /* the dump thread, once the program has threads */
-void *prof_map(size_t bytes);          /* zeroed anonymous memory, NULL on failure */
 int prof_read_file(const char *path, char *buf, size_t len); /* bytes read, -1 on error */
+/* One line "locklab-prof: ..." on stderr, by write(): no stdio, no malloc. */
+void prof_say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void prof_write_all(int fd, const char *p, size_t n);   /* through EINTR; gives up on error */
+void prof_expand_path(const char *tmpl, char *out, size_t len); /* %p -> the pid */
+
+/* control.c */
+void prof_start_helper(void);          /* the dump thread, once the program has threads */
+
+/* arena.c, records.c */
+void *prof_map(size_t bytes);          /* zeroed anonymous memory, NULL on failure */
+struct prof_thread *prof_thread_get(void); /* NULL when out of memory */
 
 /* locks.c */
 struct prof_lock *prof_lock_find(const void *addr, int create);

@@ -19,7 +19,6 @@
 
 #include "prof.h"
 
-uint64_t prof_start_ns, prof_last_dump_ns;
 int prof_exit_signal;
 
 struct stats {

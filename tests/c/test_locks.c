@@ -8,7 +8,7 @@
  *   test_locks nested           locks of every algorithm and peer held at once
  *   test_locks config           registry and option errors
  *
- * ctest runs each test for each algorithm of src/lib/algorithms.def and
+ * ctest runs each test for each algorithm of src/lib/locks/algorithms.def and
  * each peer lock of the benchmark (src/bench/peers/).
  */
 #include <errno.h>

@@ -55,7 +55,8 @@ def test_lock_opts_are_applied():
         (["list", "ttas", "--lock-opts", "bogus=1"], "unknown option 'bogus'"),
         (["list", "innodb56", "--lock-opts", "sync_spin_loops=-5"], "wants an integer"),
         (["list", "innodb56", "--lock-opts", "sync_spin_loops=abc"], "wants an integer"),
-        (["list", "futex", "--lock-opts", "spin=wfe"], "wants one of: pause, none, tas"),
+        (["list", "futex", "--lock-opts", "spin=wfe"],
+         "unknown value 'wfe' for option 'spin' of lock 'futex' (valid: pause, none, tas"),
         (["list", "futex", "--lock-opts", "spin_ns"], "expected KEY=VALUE"),
     ],
 )

@@ -1,5 +1,5 @@
 /*
- * gate.c: the admission gate's policy-independent part: the registry of
+ * gate.c: the admission gate's policy-independent part: the table of
  * policies, options, tickets and suspend/resume (see gate.h).
  *
  * A thread's standing (ll_gate_thread_t), as InnoDB's trx_t keeps it:
@@ -21,7 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gate_impl.h"
+#include "gate/gate_impl.h"
 
 static const struct ll_gate_policy *const policies[] = {
 	&ll_gate_innodb_policy,
@@ -51,16 +51,10 @@ int ll_gate_cpus(void)
 	return 1;
 }
 
-static void unknown_policy(struct ll_error *err, const char *name)
+static const char *policy_name(size_t i, const void *ctx)
 {
-	if (!err)
-		return;
-	int used = snprintf(err->msg, sizeof(err->msg), "unknown gate policy '%s' (valid: ", name);
-	for (size_t i = 0; i < NPOLICIES && used >= 0 && (size_t)used < sizeof(err->msg); i++)
-		used += snprintf(err->msg + used, sizeof(err->msg) - (size_t)used, "%s%s",
-				 i ? ", " : "", policies[i]->info.name);
-	if (used >= 0 && (size_t)used < sizeof(err->msg))
-		snprintf(err->msg + used, sizeof(err->msg) - (size_t)used, ")");
+	(void)ctx;
+	return policies[i]->info.name;
 }
 
 ll_gate_t *ll_gate_create(const char *policy, const char *opts, struct ll_error *err)
@@ -72,7 +66,8 @@ ll_gate_t *ll_gate_create(const char *policy, const char *opts, struct ll_error 
 		if (!strcmp(policies[i]->info.name, policy))
 			p = policies[i];
 	if (!p) {
-		unknown_policy(err, policy ? policy : "");
+		ll_error_unknown(err, "gate policy", policy ? policy : "", NULL, NPOLICIES,
+				 policy_name, NULL);
 		return NULL;
 	}
 	ll_knobs_defaults(p->info.knobs, p->info.nknobs, config, p->config_size);

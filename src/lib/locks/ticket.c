@@ -2,7 +2,7 @@
  * ticket.c: slow paths of the ticket spinlock (word drawn in ticket.h).
  */
 #include "locklab/ticket.h"
-#include "algo.h"
+#include "locks/algo.h"
 
 int ll_ticket_init(ll_ticket_t *l, const struct ll_ticket_config *cfg)
 {

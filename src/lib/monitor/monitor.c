@@ -1,8 +1,9 @@
 /*
- * monitor.c: the lock monitor's records and registries, and the monitored
- * lock paths that ll_mutex_lock() and friends take when a lock's LL_MON_ON
- * bit is set (locklab.h).  Dumps are in monitor_dump.c, the watchdog in
- * watchdog.c, the manual in docs/monitoring.md.
+ * monitor.c: the lock monitor's records, its tables of live locks and of
+ * threads, and the monitored lock paths that ll_mutex_lock() and friends take
+ * when a lock's LL_MON_ON bit is set (locklab.h).  Dumps are in dump.c, the
+ * watchdog in watchdog.c, the environment in env.c, the manual in
+ * docs/monitoring.md.
  *
  * Cost model.  Unmonitored: acquiring calls test m->mon, on the line that
  * holds m->ops; unlock tests nothing.  Monitored and uncontended: the
@@ -26,8 +27,8 @@
 #include <unistd.h>
 
 #include "locklab/locklab.h"
-#include "algo.h"
-#include "monitor_impl.h"
+#include "locks/algo.h"
+#include "monitor/monitor_impl.h"
 
 #if LL_MONITOR
 
@@ -611,111 +612,6 @@ size_t ll_mon_long_waits(uint64_t threshold_ns, struct ll_watchdog_report **out)
 	pthread_mutex_unlock(&ll_mon_reg.mu);
 	*out = reps;
 	return n;
-}
-
-/* ---- the environment ---- */
-
-static char *out_path;   /* LOCKLAB_MONITOR_OUT; NULL: stderr.  Set before threads start. */
-
-const char *ll_mon_out_path(void)
-{
-	return out_path;
-}
-
-static __attribute__((noreturn, format(printf, 1, 2))) void env_error(const char *fmt, ...)
-{
-	va_list ap;
-	fputs("locklab: ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	exit(2);
-}
-
-/* "USR2", "SIGUSR2" or a number: the signal, or 0. */
-static int parse_signal(const char *s)
-{
-	if (!strncmp(s, "SIG", 3))
-		s += 3;
-	char *end;
-	long v = strtol(s, &end, 10);
-	if (*s && !*end)
-		return v > 0 && v < NSIG ? (int)v : 0;
-	for (int sig = 1; sig < NSIG; sig++) {
-		const char *abbrev = sigabbrev_np(sig);
-		if (abbrev && !strcmp(abbrev, s))
-			return sig;
-	}
-	return 0;
-}
-
-static int parse_ms(const char *s, size_t len, uint64_t *out)
-{
-	uint64_t v = 0;
-	if (len == 0 || len > 9)
-		return -1;
-	for (size_t i = 0; i < len; i++) {
-		if (s[i] < '0' || s[i] > '9')
-			return -1;
-		v = v * 10 + (uint64_t)(s[i] - '0');
-	}
-	if (v == 0)
-		return -1;
-	*out = v;
-	return 0;
-}
-
-__attribute__((constructor)) static void monitor_from_env(void)
-{
-	const char *on = getenv("LOCKLAB_MONITOR");
-	const char *out = getenv("LOCKLAB_MONITOR_OUT");
-	const char *format = getenv("LOCKLAB_MONITOR_FORMAT");
-	const char *sig = getenv("LOCKLAB_MONITOR_SIGNAL");
-	const char *wd = getenv("LOCKLAB_WATCHDOG");
-	enum ll_dump_format fmt = LL_DUMP_TEXT;
-	struct ll_error err;
-
-	if (on) {
-		if (!strcmp(on, "1") || !strcmp(on, "on"))
-			ll_monitor_set_enabled(1);
-		else if (strcmp(on, "0") && strcmp(on, "off"))
-			env_error("LOCKLAB_MONITOR wants 0, 1, off or on, got '%s'", on);
-	}
-	if (out && strcmp(out, "stderr")) {
-		FILE *f = *out ? fopen(out, "a") : NULL;
-		if (!f)
-			env_error("LOCKLAB_MONITOR_OUT: cannot open '%s' for appending: %s", out,
-				  *out ? strerror(errno) : "empty path");
-		fclose(f);
-		out_path = strdup(out);
-	}
-	if (format) {
-		if (!strcmp(format, "json"))
-			fmt = LL_DUMP_JSON;
-		else if (strcmp(format, "text"))
-			env_error("LOCKLAB_MONITOR_FORMAT wants text or json, got '%s'", format);
-	}
-	if (sig) {
-		int signo = parse_signal(sig);
-		if (!ll_mon_dump_signal_ok(signo) ||
-		    ll_monitor_dump_on_signal(signo, out_path, fmt, &err))
-			env_error("LOCKLAB_MONITOR_SIGNAL: cannot dump on '%s' (valid: "
-				  LL_MON_DUMP_SIGNALS ")", sig);
-	}
-	if (wd) {
-		const char *comma = strchr(wd, ',');
-		struct ll_watchdog_config cfg = { 0 };
-		uint64_t ms, period_ms = 0;
-		if (parse_ms(wd, comma ? (size_t)(comma - wd) : strlen(wd), &ms) ||
-		    (comma && parse_ms(comma + 1, strlen(comma + 1), &period_ms)))
-			env_error("LOCKLAB_WATCHDOG wants THRESHOLD_MS[,PERIOD_MS] (positive "
-				  "integers), got '%s'", wd);
-		cfg.threshold_ns = ms * 1000000u;
-		cfg.period_ns = period_ms * 1000000u;
-		if (ll_watchdog_start(&cfg, &err))
-			env_error("LOCKLAB_WATCHDOG: %s", err.msg);
-	}
 }
 
 #else /* !LL_MONITOR: the API, doing nothing */

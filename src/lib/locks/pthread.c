@@ -11,7 +11,7 @@
 #define _GNU_SOURCE
 #endif
 #include "locklab/pthread.h"
-#include "algo.h"
+#include "locks/algo.h"
 
 int ll_pthread_init(ll_pthread_t *l, const struct ll_pthread_config *cfg)
 {

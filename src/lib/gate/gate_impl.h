@@ -2,7 +2,7 @@
  * gate_impl.h: what the admission gate's policies implement (gate.h is the
  * public side), and the FIFO slot queue that fifo and auto share.
  *
- * gate.c owns tickets, suspend/resume and the policy registry; a policy
+ * gate.c owns tickets, suspend/resume and the table of policies; a policy
  * only takes and gives back slots.
  */
 #ifndef LOCKLAB_GATE_IMPL_H
@@ -24,7 +24,7 @@ struct ll_gate_common_config {
 
 #define LL_GATE_KNOB_N(type, def_, min_, help_) \
 	{ "n", help_, offsetof(type, common.n), def_, min_, 1 << 20, NULL }
-/* fifo's and auto's queue (gate_fifo.c): how long a running thread may pass
+/* fifo's and auto's queue (fifo.c): how long a running thread may pass
  * a sleeper, and how much barging each handoff to an overdue one buys. */
 struct gate_queue_config {
 	int64_t barge_us;
@@ -63,7 +63,7 @@ extern const struct ll_gate_policy ll_gate_fifo_policy;
 extern const struct ll_gate_policy ll_gate_auto_policy;
 
 /*
- * The FIFO slot queue with bounded barging (gate_fifo.c).  One 64-bit word
+ * The FIFO slot queue with bounded barging (fifo.c).  One 64-bit word
  * tells the fast paths whether they may bypass the lock:
  *
  *   word = due << 63 | queued << 32 | inside

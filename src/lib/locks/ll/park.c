@@ -1,5 +1,5 @@
 /*
- * ll_park.c: the parking lot's buckets (interface in ll_park.h).
+ * park.c: the parking lot's buckets (interface in park.h).
  *
  * 256 buckets of one cache line each, hashed by lock address.  A bucket's
  * lock is the library's futex mutex with a short spin: its critical
@@ -11,8 +11,8 @@
 #include <stdint.h>
 
 #include "locklab/futex.h"
-#include "futex_sys.h"
-#include "ll_park.h"
+#include "core/futex_sys.h"
+#include "locks/ll/park.h"
 
 enum { BUCKET_BITS = 8, BUCKETS = 1 << BUCKET_BITS };
 

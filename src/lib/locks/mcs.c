@@ -6,7 +6,7 @@
 #include <stdlib.h>
 
 #include "locklab/mcs.h"
-#include "algo.h"
+#include "locks/algo.h"
 
 /* Locks one thread may hold at once before nodes come from the heap. */
 #define POOL_NODES 32

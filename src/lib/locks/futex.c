@@ -2,8 +2,8 @@
  * futex.c: slow path of the three-state futex mutex (word drawn in futex.h).
  */
 #include "locklab/futex.h"
-#include "algo.h"
-#include "futex_sys.h"
+#include "locks/algo.h"
+#include "core/futex_sys.h"
 
 int ll_futex_init(ll_futex_t *l, const struct ll_futex_config *cfg)
 {

@@ -1,5 +1,5 @@
 /*
- * ll_park.h: the parking lot behind `ll`: FIFO queues of sleeping waiters
+ * park.h: the parking lot behind `ll`: FIFO queues of sleeping waiters
  * kept outside the lock, in a fixed table of buckets hashed by lock address.
  * The lock word keeps one bit (LL_LL_PARKED) saying its queue is not empty,
  * changed only with the lock's bucket held.

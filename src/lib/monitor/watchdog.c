@@ -15,7 +15,7 @@
 #include <string.h>
 
 #include "locklab/locklab.h"
-#include "monitor_impl.h"
+#include "monitor/monitor_impl.h"
 
 #if LL_MONITOR
 

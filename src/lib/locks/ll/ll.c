@@ -31,9 +31,9 @@
 #include <unistd.h>
 
 #include "locklab/ll.h"
-#include "algo.h"
-#include "futex_sys.h"
-#include "ll_park.h"
+#include "locks/algo.h"
+#include "core/futex_sys.h"
+#include "locks/ll/park.h"
 
 int ll_ll_unlock_fences;
 static pthread_once_t membarrier_once = PTHREAD_ONCE_INIT;

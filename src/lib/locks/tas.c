@@ -2,7 +2,7 @@
  * tas.c: test-and-set spinlock (word drawn in tas.h).
  */
 #include "locklab/tas.h"
-#include "algo.h"
+#include "locks/algo.h"
 
 int ll_tas_init(ll_tas_t *l, const struct ll_tas_config *cfg)
 {

@@ -1,5 +1,5 @@
 /*
- * gate_fifo.c: the FIFO slot queue with bounded barging (drawn in
+ * fifo.c: the FIFO slot queue with bounded barging (drawn in
  * gate_impl.h) and the `fifo` policy built on it.
  *
  * Against InnoDB's sleep-and-retry: a waiter sleeps on a futex word of its
@@ -46,8 +46,8 @@
 #include <stdlib.h>
 #include <time.h>
 
-#include "futex_sys.h"
-#include "gate_impl.h"
+#include "core/futex_sys.h"
+#include "gate/gate_impl.h"
 #include "locklab/spin.h"
 
 #define ONE_QUEUED ((uint64_t)1 << 32)

@@ -3,7 +3,7 @@
  * (word drawn in ttas.h).
  */
 #include "locklab/ttas.h"
-#include "algo.h"
+#include "locks/algo.h"
 
 int ll_ttas_init(ll_ttas_t *l, const struct ll_ttas_config *cfg)
 {

@@ -19,7 +19,7 @@
 #include <stdlib.h>
 
 #include "locklab/innodb56.h"
-#include "algo.h"
+#include "locks/algo.h"
 
 struct ll_innodb56_event {
 	pthread_mutex_t m;

@@ -1,5 +1,5 @@
 /*
- * monitor_dump.c: the status dump of every live lock, SHOW ENGINE INNODB
+ * dump.c: the status dump of every live lock, SHOW ENGINE INNODB
  * MUTEX with the rest of the monitor's figures: a text table or one line of
  * JSON, from ll_monitor_dump() or on a signal (columns in
  * docs/monitoring.md).
@@ -19,7 +19,7 @@
 #include <unistd.h>
 
 #include "locklab/locklab.h"
-#include "monitor_impl.h"
+#include "monitor/monitor_impl.h"
 
 #if LL_MONITOR
 
@@ -337,6 +337,18 @@ int ll_monitor_dump(FILE *f, enum ll_dump_format format)
 }
 
 /* ---- output ---- */
+
+static char *out_path;   /* LOCKLAB_MONITOR_OUT; NULL: stderr.  Set before threads start. */
+
+void ll_mon_set_out_path(const char *path)
+{
+	out_path = path ? strdup(path) : NULL;
+}
+
+const char *ll_mon_out_path(void)
+{
+	return out_path;
+}
 
 FILE *ll_mon_out_open(const char *path)
 {

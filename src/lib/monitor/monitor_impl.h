@@ -1,7 +1,7 @@
 /*
  * monitor_impl.h: the lock monitor's records, shared by monitor.c (records,
- * registry, the monitored lock paths), monitor_dump.c (dumps, the signal)
- * and watchdog.c.
+ * the table of live locks, the monitored lock paths), dump.c (dumps, their
+ * output, the signal), watchdog.c and env.c (the environment, at start).
  *
  * Every field another thread may read while it changes is accessed with
  * __atomic builtins, relaxed unless said otherwise: on x86-64 the loads
@@ -15,7 +15,7 @@
 
 #include "locklab/locklab.h"
 
-/* Called by ll_mutex_init_config_at / ll_mutex_destroy (registry.c). */
+/* Called by ll_mutex_init_config_at / ll_mutex_destroy (mutex.c). */
 void ll_mon_attach(ll_mutex_t *m, const char *file, int line);
 void ll_mon_detach(ll_mutex_t *m);
 
@@ -113,10 +113,12 @@ const char *ll_mon_thread_name(const struct ll_mon_snapshot *s, int tid);
  */
 size_t ll_mon_long_waits(uint64_t threshold_ns, struct ll_watchdog_report **out);
 
-/* Where dumps and reports go when nothing else is said: LOCKLAB_MONITOR_OUT or NULL (stderr). */
+/* Where dumps and reports go when nothing else is said: LOCKLAB_MONITOR_OUT or NULL
+ * (stderr); set once, by env.c, before any thread starts (dump.c). */
 const char *ll_mon_out_path(void);
+void ll_mon_set_out_path(const char *path);
 
-/* Whether a dump may be asked on SIGNO (monitor_dump.c): the same signals as the
+/* Whether a dump may be asked on SIGNO (dump.c): the same signals as the
  * profiler's report signal.  LL_MON_DUMP_SIGNALS names them for error messages. */
 int ll_mon_dump_signal_ok(int signo);
 #define LL_MON_DUMP_SIGNALS "USR1, USR2, PROF, URG, WINCH, or their numbers"

@@ -1,5 +1,5 @@
 /*
- * gate_innodb.c: InnoDB 5.6's innodb_thread_concurrency, the atomics
+ * innodb.c: InnoDB 5.6's innodb_thread_concurrency, the atomics
  * variant of srv_conc_enter_innodb, step by step.
  *
  *   n_active   slots taken; racing enterers may push it past N for a moment
@@ -37,7 +37,7 @@
 #include <stdlib.h>
 #include <time.h>
 
-#include "gate_impl.h"
+#include "gate/gate_impl.h"
 
 struct innodb_config {
 	struct ll_gate_common_config common;

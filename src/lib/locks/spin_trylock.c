@@ -4,7 +4,7 @@
 #include <unistd.h>
 
 #include "locklab/spin_trylock.h"
-#include "algo.h"
+#include "locks/algo.h"
 
 static const char *const limit_names[] = { "none", "global", "mutex", NULL };
 

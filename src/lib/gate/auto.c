@@ -1,5 +1,5 @@
 /*
- * gate_auto.c: the `auto` policy: fifo's queue (gate_queue) with N chosen
+ * auto.c: the `auto` policy: fifo's queue (gate_queue) with N chosen
  * by a feedback loop instead of by the administrator.
  *
  * What it measures, every `interval_us` (default 5 ms), with no thread of
@@ -58,7 +58,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "gate_impl.h"
+#include "gate/gate_impl.h"
 #include "locklab/spin.h"
 
 #define SHARDS 16
