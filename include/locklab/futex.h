@@ -18,6 +18,8 @@
 #ifndef LOCKLAB_FUTEX_H
 #define LOCKLAB_FUTEX_H
 
+#include "locklab/api.h"
+
 #include <errno.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -37,10 +39,10 @@ struct ll_futex_config {
 };
 
 /* cfg NULL: defaults (no spinning).  Returns 0. */
-int ll_futex_init(ll_futex_t *l, const struct ll_futex_config *cfg);
+LL_API int ll_futex_init(ll_futex_t *l, const struct ll_futex_config *cfg);
 static inline void ll_futex_destroy(ll_futex_t *l) { (void)l; }
-int ll_futex_lock_slow(ll_futex_t *l, const struct timespec *abs_mono);
-void ll_futex_wake_one(ll_futex_t *l);
+LL_API int ll_futex_lock_slow(ll_futex_t *l, const struct timespec *abs_mono);
+LL_API void ll_futex_wake_one(ll_futex_t *l);
 
 static inline int ll_futex_trylock(ll_futex_t *l)
 {

@@ -34,6 +34,8 @@
 #ifndef LOCKLAB_GATE_H
 #define LOCKLAB_GATE_H
 
+#include "locklab/api.h"
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -55,22 +57,22 @@ typedef struct ll_gate_thread {
 } ll_gate_thread_t;
 
 /* NULL with a one-line message in *err for an unknown policy or option. */
-ll_gate_t *ll_gate_create(const char *policy, const char *opts, struct ll_error *err);
+LL_API ll_gate_t *ll_gate_create(const char *policy, const char *opts, struct ll_error *err);
 /* Every thread must have left (no slot held, none waiting). */
-void ll_gate_destroy(ll_gate_t *g);
+LL_API void ll_gate_destroy(ll_gate_t *g);
 
-void ll_gate_enter(ll_gate_t *g, ll_gate_thread_t *t);
-void ll_gate_exit(ll_gate_t *g, ll_gate_thread_t *t);
+LL_API void ll_gate_enter(ll_gate_t *g, ll_gate_thread_t *t);
+LL_API void ll_gate_exit(ll_gate_t *g, ll_gate_thread_t *t);
 /* Give the slot back whatever tickets remain (InnoDB's srv_conc_force_exit_innodb). */
-void ll_gate_leave(ll_gate_t *g, ll_gate_thread_t *t);
+LL_API void ll_gate_leave(ll_gate_t *g, ll_gate_thread_t *t);
 /* Inside: give the slot back before blocking; keeps the tickets.  No-op outside. */
-void ll_gate_suspend(ll_gate_t *g, ll_gate_thread_t *t);
+LL_API void ll_gate_suspend(ll_gate_t *g, ll_gate_thread_t *t);
 /* After ll_gate_suspend: wait for a slot again as the policy admits.  No-op otherwise. */
-void ll_gate_resume(ll_gate_t *g, ll_gate_thread_t *t);
+LL_API void ll_gate_resume(ll_gate_t *g, ll_gate_thread_t *t);
 
-const char *ll_gate_policy(const ll_gate_t *g);
+LL_API const char *ll_gate_policy(const ll_gate_t *g);
 /* The current limit N (auto changes it as it runs). */
-int64_t ll_gate_limit(const ll_gate_t *g);
+LL_API int64_t ll_gate_limit(const ll_gate_t *g);
 
 struct ll_gate_stats {
 	int64_t limit;             /* N now */
@@ -83,9 +85,9 @@ struct ll_gate_stats {
 	uint64_t handoffs;         /* fifo, auto: slots handed to a sleeping waiter */
 	uint64_t barges;           /* fifo, auto: admissions that passed a sleeping waiter */
 };
-void ll_gate_get_stats(ll_gate_t *g, struct ll_gate_stats *s);
+LL_API void ll_gate_get_stats(ll_gate_t *g, struct ll_gate_stats *s);
 /* Restart the statistics (the benchmark calls it when its measured window opens). */
-void ll_gate_reset_stats(ll_gate_t *g);
+LL_API void ll_gate_reset_stats(ll_gate_t *g);
 
 /* auto's decisions, one per control interval: what it measured and the N it chose. */
 struct ll_gate_sample {
@@ -97,7 +99,7 @@ struct ll_gate_sample {
 	int32_t limit;             /* N from here on */
 };
 /* Copy up to max of the latest samples, oldest first; how many were copied (0 unless auto). */
-size_t ll_gate_trace(ll_gate_t *g, struct ll_gate_sample *out, size_t max);
+LL_API size_t ll_gate_trace(ll_gate_t *g, struct ll_gate_sample *out, size_t max);
 
 /* The policies, in ll_gate_policy_at() order; NULL past the end. */
 struct ll_gate_policy_info {
@@ -106,7 +108,7 @@ struct ll_gate_policy_info {
 	const struct ll_knob *knobs;
 	size_t nknobs;
 };
-const struct ll_gate_policy_info *ll_gate_policy_at(size_t i);
+LL_API const struct ll_gate_policy_info *ll_gate_policy_at(size_t i);
 
 #ifdef __cplusplus
 }

@@ -30,6 +30,8 @@
 #ifndef LOCKLAB_INNODB56_H
 #define LOCKLAB_INNODB56_H
 
+#include "locklab/api.h"
+
 #include <errno.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -59,11 +61,11 @@ struct ll_innodb56_config {
 };
 
 /* Allocates the event (os_event_create): 0 or ENOMEM. */
-int ll_innodb56_init(ll_innodb56_t *l, const struct ll_innodb56_config *cfg);
-void ll_innodb56_destroy(ll_innodb56_t *l);
-int ll_innodb56_lock_slow(ll_innodb56_t *l, const struct timespec *abs_mono);
+LL_API int ll_innodb56_init(ll_innodb56_t *l, const struct ll_innodb56_config *cfg);
+LL_API void ll_innodb56_destroy(ll_innodb56_t *l);
+LL_API int ll_innodb56_lock_slow(ll_innodb56_t *l, const struct timespec *abs_mono);
 /* mutex_signal_object(): clear waiters, set the event (broadcast). */
-void ll_innodb56_signal(ll_innodb56_t *l);
+LL_API void ll_innodb56_signal(ll_innodb56_t *l);
 
 /* mutex_test_and_set(): 0 when the word was FREE and is now ours. */
 static inline int ll_innodb56_trylock(ll_innodb56_t *l)

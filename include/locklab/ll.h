@@ -53,6 +53,8 @@
 #ifndef LOCKLAB_LL_H
 #define LOCKLAB_LL_H
 
+#include "locklab/api.h"
+
 #include <errno.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -96,12 +98,12 @@ struct ll_ll_config {
 };
 
 /* 1 when unlock must fence (no membarrier on this kernel); set once at first init. */
-extern int ll_ll_unlock_fences;
+extern LL_API int ll_ll_unlock_fences;
 
-int ll_ll_init(ll_ll_t *l, const struct ll_ll_config *cfg);
-int ll_ll_lock_slow(ll_ll_t *l, const struct timespec *abs_mono);
-void ll_ll_unlock_slow(ll_ll_t *l);
-void ll_ll_unlock_heir(ll_ll_t *l, unsigned state);
+LL_API int ll_ll_init(ll_ll_t *l, const struct ll_ll_config *cfg);
+LL_API int ll_ll_lock_slow(ll_ll_t *l, const struct timespec *abs_mono);
+LL_API void ll_ll_unlock_slow(ll_ll_t *l);
+LL_API void ll_ll_unlock_heir(ll_ll_t *l, unsigned state);
 static inline void ll_ll_destroy(ll_ll_t *l) { (void)l; }
 
 /* CAS FREE -> HELD: 1 when taken. */

@@ -17,6 +17,8 @@
 #ifndef LOCKLAB_H
 #define LOCKLAB_H
 
+#include "locklab/api.h"
+
 #include <errno.h>
 #include <stdalign.h>
 #include <stdint.h>
@@ -55,20 +57,20 @@ typedef struct ll_mutex {
  * that record the caller's __FILE__/__LINE__ as the place the lock was
  * created; the functions of the same names take "unknown".
  */
-int (ll_mutex_init)(ll_mutex_t *m, const char *algo, const char *opts, struct ll_error *err);
+LL_API int (ll_mutex_init)(ll_mutex_t *m, const char *algo, const char *opts, struct ll_error *err);
 /* Same for any ops table (the library's or another's), options still as text. */
-int (ll_mutex_init_opts)(ll_mutex_t *m, const struct ll_lock_ops *ops, const char *opts,
-			 struct ll_error *err);
+LL_API int (ll_mutex_init_opts)(ll_mutex_t *m, const struct ll_lock_ops *ops, const char *opts,
+				struct ll_error *err);
 /* Same with an already-parsed config struct (NULL: defaults). */
-int (ll_mutex_init_config)(ll_mutex_t *m, const struct ll_lock_ops *ops, const void *config);
-void ll_mutex_destroy(ll_mutex_t *m);
+LL_API int (ll_mutex_init_config)(ll_mutex_t *m, const struct ll_lock_ops *ops, const void *config);
+LL_API void ll_mutex_destroy(ll_mutex_t *m);
 
-int ll_mutex_init_at(ll_mutex_t *m, const char *algo, const char *opts, struct ll_error *err,
-		     const char *file, int line);
-int ll_mutex_init_opts_at(ll_mutex_t *m, const struct ll_lock_ops *ops, const char *opts,
-			  struct ll_error *err, const char *file, int line);
-int ll_mutex_init_config_at(ll_mutex_t *m, const struct ll_lock_ops *ops, const void *config,
+LL_API int ll_mutex_init_at(ll_mutex_t *m, const char *algo, const char *opts, struct ll_error *err,
 			    const char *file, int line);
+LL_API int ll_mutex_init_opts_at(ll_mutex_t *m, const struct ll_lock_ops *ops, const char *opts,
+				 struct ll_error *err, const char *file, int line);
+LL_API int ll_mutex_init_config_at(ll_mutex_t *m, const struct ll_lock_ops *ops, const void *config,
+				   const char *file, int line);
 #define ll_mutex_init(m, algo, opts, err) \
 	ll_mutex_init_at((m), (algo), (opts), (err), __FILE__, __LINE__)
 #define ll_mutex_init_opts(m, ops, opts, err) \
@@ -157,7 +159,7 @@ static inline int ll_mutex_timedlock_at(ll_mutex_t *m, const struct timespec *ab
 	return ll_mutex_ops(m)->timedlock(m->state, abs_mono);
 }
 /* Absolute CLOCK_MONOTONIC deadline rel_ns from now. */
-struct timespec ll_deadline_after_ns(int64_t rel_ns);
+LL_API struct timespec ll_deadline_after_ns(int64_t rel_ns);
 
 /* Relative form: wait at most rel_ns nanoseconds. */
 static inline int ll_mutex_timedlock_ns_at(ll_mutex_t *m, int64_t rel_ns, const char *file,
@@ -166,7 +168,7 @@ static inline int ll_mutex_timedlock_ns_at(ll_mutex_t *m, int64_t rel_ns, const 
 	struct timespec ts = ll_deadline_after_ns(rel_ns);
 	return ll_mutex_timedlock_at(m, &ts, file, line);
 }
-int (ll_mutex_timedlock_ns)(ll_mutex_t *m, int64_t rel_ns);
+LL_API int (ll_mutex_timedlock_ns)(ll_mutex_t *m, int64_t rel_ns);
 
 #define ll_mutex_lock(m) ll_mutex_lock_at((m), __FILE__, __LINE__)
 #define ll_mutex_trylock(m) ll_mutex_trylock_at((m), __FILE__, __LINE__)

@@ -21,6 +21,8 @@
 #ifndef LOCKLAB_MCS_H
 #define LOCKLAB_MCS_H
 
+#include "locklab/api.h"
+
 #include <stdalign.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -45,11 +47,11 @@ struct ll_mcs_config {
 	int64_t spin;
 };
 
-int ll_mcs_init(ll_mcs_t *l, const struct ll_mcs_config *cfg);
-void ll_mcs_lock(ll_mcs_t *l);
-int ll_mcs_trylock(ll_mcs_t *l);
-int ll_mcs_timedlock(ll_mcs_t *l, const struct timespec *abs_mono);
-void ll_mcs_unlock(ll_mcs_t *l);
+LL_API int ll_mcs_init(ll_mcs_t *l, const struct ll_mcs_config *cfg);
+LL_API void ll_mcs_lock(ll_mcs_t *l);
+LL_API int ll_mcs_trylock(ll_mcs_t *l);
+LL_API int ll_mcs_timedlock(ll_mcs_t *l, const struct timespec *abs_mono);
+LL_API void ll_mcs_unlock(ll_mcs_t *l);
 static inline void ll_mcs_destroy(ll_mcs_t *l) { (void)l; }
 
 #endif

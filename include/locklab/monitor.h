@@ -41,6 +41,8 @@
 #ifndef LOCKLAB_MONITOR_H
 #define LOCKLAB_MONITOR_H
 
+#include "locklab/api.h"
+
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -65,17 +67,17 @@ enum {
 enum ll_dump_format { LL_DUMP_TEXT = 0, LL_DUMP_JSON = 1 };
 
 /* 1 when the library was built with the monitor (LL_MONITOR=1). */
-int ll_monitor_available(void);
+LL_API int ll_monitor_available(void);
 
 /* Statistics on or off for every live lock and every lock created later; returns the old setting. */
-int ll_monitor_set_enabled(int on);
-int ll_monitor_enabled(void);
+LL_API int ll_monitor_set_enabled(int on);
+LL_API int ll_monitor_enabled(void);
 
 /* One lock's statistics on or off: 0, or ENOENT when the lock has no record (monitor built out). */
-int ll_mutex_monitor(struct ll_mutex *m, int on);
+LL_API int ll_mutex_monitor(struct ll_mutex *m, int on);
 
 /* Name a lock (at most LL_MON_NAME_MAX - 1 bytes kept): 0 or ENOENT. */
-int ll_mutex_set_name(struct ll_mutex *m, const char *name);
+LL_API int ll_mutex_set_name(struct ll_mutex *m, const char *name);
 
 struct ll_mutex_stats {
 	uint64_t id;                      /* 1, 2, ... in order of creation */
@@ -100,7 +102,7 @@ struct ll_mutex_stats {
 };
 
 /* A snapshot of a lock's statistics: 0, or ENOENT. */
-int ll_mutex_stats(const struct ll_mutex *m, struct ll_mutex_stats *out);
+LL_API int ll_mutex_stats(const struct ll_mutex *m, struct ll_mutex_stats *out);
 
 struct ll_waiter {
 	int tid;
@@ -113,16 +115,16 @@ struct ll_waiter {
 };
 
 /* The threads in a monitored wait on m now: how many (fills at most max). */
-size_t ll_mutex_waiters(const struct ll_mutex *m, struct ll_waiter *out, size_t max);
+LL_API size_t ll_mutex_waiters(const struct ll_mutex *m, struct ll_waiter *out, size_t max);
 
 /* Live locks with a monitor record. */
-size_t ll_monitor_lock_count(void);
+LL_API size_t ll_monitor_lock_count(void);
 
 /* The calling thread's id as the monitor reports it (the kernel's tid). */
-int ll_monitor_thread_id(void);
+LL_API int ll_monitor_thread_id(void);
 
 /* Every live lock, as a text table or one line of JSON: 0 or an errno value. */
-int ll_monitor_dump(FILE *f, enum ll_dump_format format);
+LL_API int ll_monitor_dump(FILE *f, enum ll_dump_format format);
 
 /*
  * Dump on signal signo (0: stop) to path (appended; NULL: stderr).  The
@@ -132,8 +134,8 @@ int ll_monitor_dump(FILE *f, enum ll_dump_format format);
  * fault, forever, and one on SIGTERM or job control would have the
  * program ignore it.
  */
-int ll_monitor_dump_on_signal(int signo, const char *path, enum ll_dump_format format,
-			      struct ll_error *err);
+LL_API int ll_monitor_dump_on_signal(int signo, const char *path, enum ll_dump_format format,
+				     struct ll_error *err);
 
 /* One long wait, as the watchdog reports it. */
 struct ll_watchdog_report {
@@ -168,9 +170,9 @@ struct ll_watchdog_config {
  * that has lasted threshold_ns or more, once per wait.  It never acts on
  * the lock.  0, EBUSY (already running) or EINVAL, with err set.
  */
-int ll_watchdog_start(const struct ll_watchdog_config *cfg, struct ll_error *err);
+LL_API int ll_watchdog_start(const struct ll_watchdog_config *cfg, struct ll_error *err);
 /* Stop and join it; nothing when it is not running. */
-void ll_watchdog_stop(void);
+LL_API void ll_watchdog_stop(void);
 
 /* ---- what locklab.h's inline lock paths use: not for direct use ---- */
 
@@ -198,13 +200,14 @@ struct ll_mon_hot {
 #define LL_MON_TLS _Thread_local
 #endif
 /* The calling thread's id once it has used the monitor; 0 before. */
-extern LL_MON_TLS int ll_mon_tid __attribute__((tls_model("initial-exec")));
+extern LL_API LL_MON_TLS int ll_mon_tid __attribute__((tls_model("initial-exec")));
 
 /* The first try failed: wait (abs_mono NULL: without a deadline) and count; 0 or ETIMEDOUT. */
-int ll_mon_wait(struct ll_mutex *m, const struct timespec *abs_mono, const char *file, int line);
-void ll_mon_trylock_failed(struct ll_mutex *m);
+LL_API int ll_mon_wait(struct ll_mutex *m, const struct timespec *abs_mono, const char *file,
+		       int line);
+LL_API void ll_mon_trylock_failed(struct ll_mutex *m);
 /* The sampled hold's start (one acquisition in LL_MON_HOLD_SAMPLE). */
-void ll_mon_hold_start(struct ll_mon_hot *h);
+LL_API void ll_mon_hold_start(struct ll_mon_hot *h);
 
 /* The caller's first try took the lock, whose record is h: count it. */
 static inline void ll_mon_acquired(struct ll_mon_hot *h, const char *file, int line)

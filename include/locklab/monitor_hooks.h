@@ -20,6 +20,8 @@
 #ifndef LOCKLAB_MONITOR_HOOKS_H
 #define LOCKLAB_MONITOR_HOOKS_H
 
+#include "locklab/api.h"
+
 #include <stdint.h>
 
 #ifndef LL_MONITOR
@@ -35,7 +37,7 @@ struct ll_mon_counting {
 };
 
 /* Initial-exec: one %fs-relative load, even from a shared library. */
-extern _Thread_local struct ll_mon_counting ll_mon_counting
+extern LL_API _Thread_local struct ll_mon_counting ll_mon_counting
 	__attribute__((tls_model("initial-exec")));
 
 static inline void ll_mon_note_spin(void)

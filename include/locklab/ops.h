@@ -14,6 +14,8 @@
 #ifndef LOCKLAB_OPS_H
 #define LOCKLAB_OPS_H
 
+#include "locklab/api.h"
+
 #include <stddef.h>
 #include <stdint.h>
 #include <time.h>
@@ -71,37 +73,40 @@ struct ll_error {
 };
 
 /* err->msg from a printf format; err may be NULL. */
-void ll_error_set(struct ll_error *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+LL_API void ll_error_set(struct ll_error *err, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
 /*
  * The one way a name is refused: "unknown KIND 'name' [WHERE] (valid: a, b, c)",
  * the n valid names given by name_at(i, ctx); where may be NULL.
  */
-void ll_error_unknown(struct ll_error *err, const char *kind, const char *name, const char *where,
-		      size_t n, const char *(*name_at)(size_t i, const void *ctx), const void *ctx);
+LL_API void ll_error_unknown(struct ll_error *err, const char *kind, const char *name,
+			     const char *where, size_t n,
+			     const char *(*name_at)(size_t i, const void *ctx), const void *ctx);
 
 /* The table of algorithms (src/lib/locks/algorithms.def, in that order). */
-size_t ll_algo_count(void);
-const struct ll_lock_ops *ll_algo_at(size_t i);
+LL_API size_t ll_algo_count(void);
+LL_API const struct ll_lock_ops *ll_algo_at(size_t i);
 /* NULL and err filled ("unknown lock 'x' (valid: ...)") when not found. */
-const struct ll_lock_ops *ll_algo_find(const char *name, struct ll_error *err);
+LL_API const struct ll_lock_ops *ll_algo_find(const char *name, struct ll_error *err);
 
 /* Fill config with every knob's default. */
-void ll_config_defaults(const struct ll_lock_ops *ops, void *config);
+LL_API void ll_config_defaults(const struct ll_lock_ops *ops, void *config);
 /*
  * Apply "k=v,k=v" (NULL or "" for none) on top of config; 0 or EINVAL with
  * err set.  Each knob at most once, no empty item (`a=1,` is refused).
  */
-int ll_config_parse(const struct ll_lock_ops *ops, const char *opts, void *config,
-		    struct ll_error *err);
+LL_API int ll_config_parse(const struct ll_lock_ops *ops, const char *opts, void *config,
+			   struct ll_error *err);
 /*
  * The same for any knob table (admission gates, the server workload): kind
  * and owner name what the options belong to in errors ("gate 'fifo'").
  */
-void ll_knobs_defaults(const struct ll_knob *knobs, size_t nknobs, void *config, size_t size);
-int ll_knobs_parse(const char *kind, const char *owner, const struct ll_knob *knobs,
-		   size_t nknobs, const char *opts, void *config, struct ll_error *err);
+LL_API void ll_knobs_defaults(const struct ll_knob *knobs, size_t nknobs, void *config,
+			      size_t size);
+LL_API int ll_knobs_parse(const char *kind, const char *owner, const struct ll_knob *knobs,
+			  size_t nknobs, const char *opts, void *config, struct ll_error *err);
 /* Print knob k's value in config ("pause", "30") into buf. */
-void ll_config_format(const struct ll_knob *k, const void *config, char *buf, size_t len);
+LL_API void ll_config_format(const struct ll_knob *k, const void *config, char *buf, size_t len);
 
 /* Knob table helpers for algorithm files. */
 #define LL_KNOB_INT(type, field, def_, min_, max_, help_) \

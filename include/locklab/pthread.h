@@ -10,6 +10,8 @@
 #ifndef LOCKLAB_PTHREAD_H
 #define LOCKLAB_PTHREAD_H
 
+#include "locklab/api.h"
+
 #include <errno.h>
 #include <pthread.h>
 #include <stdint.h>
@@ -25,7 +27,7 @@ struct ll_pthread_config {
 };
 
 /* cfg NULL: the default type.  Returns 0 or pthread_mutex_init's error. */
-int ll_pthread_init(ll_pthread_t *l, const struct ll_pthread_config *cfg);
+LL_API int ll_pthread_init(ll_pthread_t *l, const struct ll_pthread_config *cfg);
 
 static inline void ll_pthread_lock(ll_pthread_t *l) { pthread_mutex_lock(&l->m); }
 static inline int ll_pthread_trylock(ll_pthread_t *l)
@@ -34,7 +36,7 @@ static inline int ll_pthread_trylock(ll_pthread_t *l)
 }
 static inline void ll_pthread_unlock(ll_pthread_t *l) { pthread_mutex_unlock(&l->m); }
 /* pthread_mutex_clocklock(CLOCK_MONOTONIC): 0 or ETIMEDOUT. */
-int ll_pthread_timedlock(ll_pthread_t *l, const struct timespec *abs_mono);
+LL_API int ll_pthread_timedlock(ll_pthread_t *l, const struct timespec *abs_mono);
 static inline void ll_pthread_destroy(ll_pthread_t *l) { pthread_mutex_destroy(&l->m); }
 
 #endif

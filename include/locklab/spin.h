@@ -20,6 +20,8 @@
 #ifndef LOCKLAB_SPIN_H
 #define LOCKLAB_SPIN_H
 
+#include "locklab/api.h"
+
 #include <sched.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -35,7 +37,7 @@ enum ll_spin_policy { LL_SPIN_PAUSE = 0, LL_SPIN_NONE = 1, LL_SPIN_TAS = 2, LL_S
 #define LL_SPIN_POLICIES 4
 
 /* Names of the policies in enum order, NULL-terminated (knob choices). */
-extern const char *const ll_spin_policy_names[];
+extern LL_API const char *const ll_spin_policy_names[];
 
 static inline void ll_cpu_relax(void)
 {
@@ -66,16 +68,16 @@ static inline void ll_spin_wait(unsigned policy)
 }
 
 /* Measure every policy's cost; idempotent, thread-safe, ~1 ms the first time. */
-void ll_spin_calibrate(void);
+LL_API void ll_spin_calibrate(void);
 
 /* Nanoseconds one ll_spin_wait(policy) takes on this machine (calibrates on first use). */
-double ll_spin_ns(unsigned policy);
+LL_API double ll_spin_ns(unsigned policy);
 
 /* Waits of `policy` that take about `ns` nanoseconds; at least 1 when ns > 0. */
-uint32_t ll_spin_iters(unsigned policy, int64_t ns);
+LL_API uint32_t ll_spin_iters(unsigned policy, int64_t ns);
 
 /* CLOCK_MONOTONIC in ns: inline (vDSO) where <time.h> shows POSIX clocks. */
-uint64_t ll_now_ns_call(void);
+LL_API uint64_t ll_now_ns_call(void);
 #ifdef CLOCK_MONOTONIC
 static inline uint64_t ll_now_ns(void)
 {
@@ -135,11 +137,11 @@ static inline int ll_deadline_passed(const struct timespec *abs_mono)
  * have nothing to abandon (TAS): poll try_fn(state) with spin waits until it
  * returns 0, or ETIMEDOUT once the deadline has passed.
  */
-int ll_spin_poll_until(int (*try_fn)(void *), void *state, unsigned policy,
-		       const struct timespec *abs_mono);
+LL_API int ll_spin_poll_until(int (*try_fn)(void *), void *state, unsigned policy,
+			      const struct timespec *abs_mono);
 
 /* Per-thread xorshift generator for randomised backoff and delays. */
-uint32_t ll_rand32(void);
+LL_API uint32_t ll_rand32(void);
 
 #ifdef __cplusplus
 }

@@ -16,6 +16,8 @@
 #ifndef LOCKLAB_SPIN_TRYLOCK_H
 #define LOCKLAB_SPIN_TRYLOCK_H
 
+#include "locklab/api.h"
+
 #include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -44,8 +46,8 @@ struct ll_spin_trylock_config {
 	int64_t spin;
 };
 
-int ll_spin_trylock_init(ll_spin_trylock_t *l, const struct ll_spin_trylock_config *cfg);
-int ll_spin_trylock_lock_slow(ll_spin_trylock_t *l, const struct timespec *abs_mono);
+LL_API int ll_spin_trylock_init(ll_spin_trylock_t *l, const struct ll_spin_trylock_config *cfg);
+LL_API int ll_spin_trylock_lock_slow(ll_spin_trylock_t *l, const struct timespec *abs_mono);
 
 static inline int ll_spin_trylock_trylock(ll_spin_trylock_t *l)
 {

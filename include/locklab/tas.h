@@ -9,6 +9,8 @@
 #ifndef LOCKLAB_TAS_H
 #define LOCKLAB_TAS_H
 
+#include "locklab/api.h"
+
 #include <errno.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -25,8 +27,8 @@ struct ll_tas_config {
 	int64_t spin;
 };
 
-int ll_tas_init(ll_tas_t *l, const struct ll_tas_config *cfg);
-int ll_tas_timedlock(ll_tas_t *l, const struct timespec *abs_mono);
+LL_API int ll_tas_init(ll_tas_t *l, const struct ll_tas_config *cfg);
+LL_API int ll_tas_timedlock(ll_tas_t *l, const struct timespec *abs_mono);
 static inline void ll_tas_destroy(ll_tas_t *l) { (void)l; }
 
 static inline int ll_tas_trylock(ll_tas_t *l)

@@ -18,6 +18,8 @@
 #ifndef LOCKLAB_TICKET_H
 #define LOCKLAB_TICKET_H
 
+#include "locklab/api.h"
+
 #include <errno.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -37,9 +39,9 @@ struct ll_ticket_config {
 	int64_t spin;
 };
 
-int ll_ticket_init(ll_ticket_t *l, const struct ll_ticket_config *cfg);
-void ll_ticket_wait(ll_ticket_t *l, unsigned ticket);
-int ll_ticket_timedlock(ll_ticket_t *l, const struct timespec *abs_mono);
+LL_API int ll_ticket_init(ll_ticket_t *l, const struct ll_ticket_config *cfg);
+LL_API void ll_ticket_wait(ll_ticket_t *l, unsigned ticket);
+LL_API int ll_ticket_timedlock(ll_ticket_t *l, const struct timespec *abs_mono);
 static inline void ll_ticket_destroy(ll_ticket_t *l) { (void)l; }
 
 static inline int ll_ticket_trylock(ll_ticket_t *l)

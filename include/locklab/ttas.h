@@ -11,6 +11,8 @@
 #ifndef LOCKLAB_TTAS_H
 #define LOCKLAB_TTAS_H
 
+#include "locklab/api.h"
+
 #include <errno.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -31,8 +33,8 @@ struct ll_ttas_config {
 	int64_t spin;
 };
 
-int ll_ttas_init(ll_ttas_t *l, const struct ll_ttas_config *cfg);
-int ll_ttas_lock_slow(ll_ttas_t *l, const struct timespec *abs_mono);
+LL_API int ll_ttas_init(ll_ttas_t *l, const struct ll_ttas_config *cfg);
+LL_API int ll_ttas_lock_slow(ll_ttas_t *l, const struct timespec *abs_mono);
 static inline void ll_ttas_destroy(ll_ttas_t *l) { (void)l; }
 
 static inline int ll_ttas_trylock(ll_ttas_t *l)
