@@ -1,18 +1,11 @@
 /*
- * json.c: JSON string escaping for the C tools' output.
+ * json.c: JSON strings in the C tools' output, through the project's one
+ * writer (src/lib/core/json.h).
  */
 #include "json.h"
+#include "../lib/core/json.h"
 
 void json_string(FILE *f, const char *s)
 {
-	fputc('"', f);
-	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-		if (*p == '"' || *p == '\\')
-			fprintf(f, "\\%c", *p);
-		else if (*p < 0x20)
-			fprintf(f, "\\u%04x", *p);
-		else
-			fputc(*p, f);
-	}
-	fputc('"', f);
+	ll_json_string(s, ll_json_to_file, f);
 }

@@ -11,6 +11,7 @@
 #include <sys/mman.h>
 
 #include "prof.h"
+#include "../lib/core/json.h"
 
 #define ARENA_BYTES (1ull << 30)
 
@@ -82,21 +83,19 @@ void prof_buf_printf(struct prof_buf *b, const char *fmt, ...)
 	b->len += (size_t)n;
 }
 
+static void buf_sink(void *ctx, const char *p, size_t n)
+{
+	struct prof_buf *b = ctx;
+	if (!buf_reserve(b, n))
+		return;
+	memcpy(b->p + b->len, p, n);
+	b->len += n;
+	b->p[b->len] = 0;
+}
+
 void prof_buf_json_str(struct prof_buf *b, const char *s)
 {
-	prof_buf_printf(b, "\"");
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-		if (c == '"' || c == '\\')
-			prof_buf_printf(b, "\\%c", c);
-		else if (c < 0x20)
-			prof_buf_printf(b, "\\u%04x", c);
-		else if (buf_reserve(b, 1)) {
-			b->p[b->len++] = (char)c;
-			b->p[b->len] = 0;
-		}
-	}
-	prof_buf_printf(b, "\"");
+	ll_json_string(s, buf_sink, b);
 }
 
 void prof_buf_free(struct prof_buf *b)

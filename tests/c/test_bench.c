@@ -3,6 +3,7 @@
  *
  *   test_bench histogram     bucket bounds and quantiles against exact values
  *   test_bench calibration   the work loop takes the time it was asked for
+ *   test_bench json          the one JSON string writer (src/lib/core/json.h)
  */
 #include <math.h>
 #include <stdint.h>
@@ -12,6 +13,7 @@
 #include "harness.h"
 #include "locklab/spin.h"
 #include "work.h"
+#include "../../src/lib/core/json.h"
 
 static int test_histogram(void)
 {
@@ -90,13 +92,48 @@ static int test_calibration(void)
 	return 0;
 }
 
+static void to_buffer(void *ctx, const char *p, size_t n)
+{
+	char *buf = ctx;
+	size_t len = strlen(buf);
+	if (len + n < 256) {
+		memcpy(buf + len, p, n);
+		buf[len + n] = '\0';
+	}
+}
+
+static int test_json(void)
+{
+	static const struct {
+		const char *in, *want;
+	} cases[] = {
+		{ "plain", "\"plain\"" },
+		{ "q\"b\\s", "\"q\\\"b\\\\s\"" },
+		{ "a\nb\tc\rd", "\"a\\nb\\tc\\rd\"" },
+		{ "\x01\x1f\x7f", "\"\\u0001\\u001f\\u007f\"" },
+		{ "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x94\x92", "\"caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x94\x92\"" },
+		/* Not UTF-8: a lone continuation byte, a cut sequence, an overlong lead, 0xff. */
+		{ "x\x80y\xc3z\xc0\xaf\xff", "\"x\\ufffdy\\ufffdz\\ufffd\\ufffd\\ufffd\"" },
+		{ "", "\"\"" },
+		{ NULL, "null" },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char got[256] = "";
+		ll_json_string(cases[i].in, to_buffer, got);
+		CHECK(!strcmp(got, cases[i].want), "case %zu: got %s, want %s", i, got, cases[i].want);
+	}
+	printf("json: %zu strings ok\n", sizeof(cases) / sizeof(cases[0]));
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct test_case tests[] = {
 		{ "histogram", test_histogram, 0 }, { "calibration", test_calibration, 0 },
+		{ "json", test_json, 0 },
 	};
 	const char *unused;
 	const struct test_case *t = test_pick(argc, argv, tests, sizeof(tests) / sizeof(tests[0]),
-					      "histogram|calibration", &unused);
+					      "histogram|calibration|json", &unused);
 	return t ? t->run() : 2;
 }

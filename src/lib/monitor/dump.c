@@ -18,6 +18,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "core/json.h"
 #include "locklab/locklab.h"
 #include "monitor/monitor_impl.h"
 
@@ -56,48 +57,10 @@ static uint64_t hist_below(const uint64_t *hist, double q)
 	return UINT64_MAX;
 }
 
-/* Length of the valid UTF-8 sequence at p (1-4), 0 when it is not one. */
-static size_t utf8_len(const unsigned char *p)
-{
-	size_t n = p[0] >= 0xf0 && p[0] <= 0xf4 ? 4 : p[0] >= 0xe0 ? 3 : p[0] >= 0xc2 ? 2 : 0;
-	for (size_t i = 1; i < n; i++)
-		if ((p[i] & 0xc0) != 0x80)
-			return 0;
-	return n;
-}
-
-/* s as a JSON string; bytes that are not UTF-8 become U+FFFD. */
+/* s as a JSON string (core/json.h); NULL as null. */
 static void json_str(FILE *f, const char *s)
 {
-	if (!s) {
-		fputs("null", f);
-		return;
-	}
-	fputc('"', f);
-	for (const unsigned char *p = (const unsigned char *)s; *p;) {
-		if (*p == '"' || *p == '\\') {
-			fprintf(f, "\\%c", *p++);
-		} else if (*p < 0x20 || *p == 0x7f) {
-			const char *esc = *p == '\n' ? "\\n" : *p == '\t' ? "\\t" : *p == '\r' ? "\\r" : NULL;
-			if (esc)
-				fputs(esc, f);
-			else
-				fprintf(f, "\\u%04x", *p);
-			p++;
-		} else if (*p < 0x80) {
-			fputc(*p++, f);
-		} else {
-			size_t n = utf8_len(p);
-			if (n) {
-				fwrite(p, 1, n, f);
-				p += n;
-			} else {
-				fputs("\\ufffd", f);
-				p++;
-			}
-		}
-	}
-	fputc('"', f);
+	ll_json_string(s, ll_json_to_file, f);
 }
 
 /* "file:line" (the basename), "-" when unknown. */
