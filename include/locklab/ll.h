@@ -1,5 +1,7 @@
 /*
- * ll.h: the project's own mutex, `ll`, the default lock.
+ * ll.h: the project's own mutex, `ll`, the default lock.  Its C names are
+ * ll_own_* (ll_own_t, ll_own_lock, struct ll_own_config): ll_ is the
+ * project's prefix, `own` the algorithm's (src/lib/locks/algorithms.def).
  *
  * Built from the sweep's lessons: on a shared lock the fastest thing is one
  * thread running a burst of critical sections with the line in its cache;
@@ -85,9 +87,9 @@ typedef struct {
 	atomic_uint handoff_cost; /* holder's (read by heirs): a grant's idle time, ns, averaged */
 	uint64_t last_check;    /* holder's: when it last looked at the clock (next line) */
 	uint64_t grant_ts;      /* the grantor's: when it granted the lock (read by the grantee) */
-} ll_ll_t;
+} ll_own_t;
 
-struct ll_ll_config {
+struct ll_own_config {
 	int64_t spin_ns;
 	int64_t handoff_ns;
 	int64_t rotation_ns;
@@ -98,36 +100,36 @@ struct ll_ll_config {
 };
 
 /* 1 when unlock must fence (no membarrier on this kernel); set once at first init. */
-extern LL_API int ll_ll_unlock_fences;
+extern LL_API int ll_own_unlock_fences;
 
-LL_API int ll_ll_init(ll_ll_t *l, const struct ll_ll_config *cfg);
-LL_API int ll_ll_lock_slow(ll_ll_t *l, const struct timespec *abs_mono);
-LL_API void ll_ll_unlock_slow(ll_ll_t *l);
-LL_API void ll_ll_unlock_heir(ll_ll_t *l, unsigned state);
-static inline void ll_ll_destroy(ll_ll_t *l) { (void)l; }
+LL_API int ll_own_init(ll_own_t *l, const struct ll_own_config *cfg);
+LL_API int ll_own_lock_slow(ll_own_t *l, const struct timespec *abs_mono);
+LL_API void ll_own_unlock_slow(ll_own_t *l);
+LL_API void ll_own_unlock_heir(ll_own_t *l, unsigned state);
+static inline void ll_own_destroy(ll_own_t *l) { (void)l; }
 
 /* CAS FREE -> HELD: 1 when taken. */
-static inline int ll_ll_cas_free(ll_ll_t *l)
+static inline int ll_own_cas_free(ll_own_t *l)
 {
 	unsigned expect = LL_LL_FREE;
 	return atomic_compare_exchange_strong_explicit(&l->locked, &expect, LL_LL_HELD,
 						       memory_order_acquire, memory_order_relaxed);
 }
 
-static inline int ll_ll_trylock(ll_ll_t *l)
+static inline int ll_own_trylock(ll_own_t *l)
 {
-	return ll_ll_cas_free(l) ? 0 : EBUSY;
+	return ll_own_cas_free(l) ? 0 : EBUSY;
 }
 
-static inline void ll_ll_lock(ll_ll_t *l)
+static inline void ll_own_lock(ll_own_t *l)
 {
-	if (!ll_ll_cas_free(l))
-		ll_ll_lock_slow(l, NULL);
+	if (!ll_own_cas_free(l))
+		ll_own_lock_slow(l, NULL);
 }
 
-static inline int ll_ll_timedlock(ll_ll_t *l, const struct timespec *abs_mono)
+static inline int ll_own_timedlock(ll_own_t *l, const struct timespec *abs_mono)
 {
-	return ll_ll_cas_free(l) ? 0 : ll_ll_lock_slow(l, abs_mono);
+	return ll_own_cas_free(l) ? 0 : ll_own_lock_slow(l, abs_mono);
 }
 
 /*
@@ -137,14 +139,14 @@ static inline int ll_ll_timedlock(ll_ll_t *l, const struct timespec *abs_mono)
  * `state` does the same job (all RMWs of `state` are totally ordered and the
  * heir's SLEEPING is one of them).
  */
-static inline void ll_ll_store_load_barrier(ll_ll_t *l, int always)
+static inline void ll_own_store_load_barrier(ll_own_t *l, int always)
 {
 #if defined(__SANITIZE_THREAD__)
 	(void)always;
 	(void)atomic_fetch_add_explicit(&l->state, 0, memory_order_acq_rel);
 #else
 	(void)l;
-	if (always || ll_ll_unlock_fences)
+	if (always || ll_own_unlock_fences)
 		atomic_thread_fence(memory_order_seq_cst);
 	else
 		atomic_signal_fence(memory_order_seq_cst);
@@ -152,16 +154,16 @@ static inline void ll_ll_store_load_barrier(ll_ll_t *l, int always)
 }
 
 /* Release, then wake a sleeping heir. */
-static inline void ll_ll_release(ll_ll_t *l)
+static inline void ll_own_release(ll_own_t *l)
 {
 	atomic_store_explicit(&l->locked, LL_LL_FREE, memory_order_release);
 	/* Store then load: a sleeping heir's membarrier orders the pair (see above). */
-	ll_ll_store_load_barrier(l, 0);
+	ll_own_store_load_barrier(l, 0);
 	if (atomic_load_explicit(&l->state, memory_order_relaxed) & LL_LL_SLEEPING)
-		ll_ll_unlock_slow(l);
+		ll_own_unlock_slow(l);
 }
 
-static inline void ll_ll_unlock(ll_ll_t *l)
+static inline void ll_own_unlock(ll_own_t *l)
 {
 	/*
 	 * Loaded before the release: with a heir waiting, every 8th unlock
@@ -170,9 +172,9 @@ static inline void ll_ll_unlock(ll_ll_t *l)
 	 */
 	unsigned s = atomic_load_explicit(&l->state, memory_order_relaxed);
 	if ((s & LL_LL_HEIR) && ((++l->unlocks & 7) == 0 || (l->woke && (s & LL_LL_READY))))
-		ll_ll_unlock_heir(l, s);
+		ll_own_unlock_heir(l, s);
 	else
-		ll_ll_release(l);
+		ll_own_release(l);
 }
 
 #endif

@@ -680,6 +680,18 @@ static int test_config(void)
 	      strstr(err.msg, "knob 'far' lies outside its 16-byte config"), "stray knob: %s",
 	      err.msg);
 
+	/* algorithms.def's names are the ops tables' (the ctests run by those names). */
+	static const char *const registered[] = {
+#define LL_ALGO(id, name) name,
+#include "../../src/lib/locks/algorithms.def"
+#undef LL_ALGO
+	};
+	CHECK(LL_COUNT(registered) == ll_algo_count(), "%zu registered, %zu in the table",
+	      LL_COUNT(registered), ll_algo_count());
+	for (size_t i = 0; i < LL_COUNT(registered); i++)
+		CHECK(!strcmp(registered[i], ll_algo_at(i)->name), "algorithms.def names '%s' where "
+		      "its ops table says '%s'", registered[i], ll_algo_at(i)->name);
+
 	/* Every algorithm's state fits the inline storage; every knob default is in range. */
 	for (size_t i = 0; i < ll_algo_count(); i++) {
 		const struct ll_lock_ops *ops = ll_algo_at(i);

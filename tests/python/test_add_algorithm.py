@@ -1,7 +1,7 @@
 """docs/locks.md's recipe holds: a new algorithm is one file and one registration line.
 
 A copy of the tree gets tests/recipe/example.c as src/lib/locks/example.c and
-`LL_ALGO(example)` in algorithms.def, and nothing else; its build must list the
+`LL_ALGO(example, "example")` in algorithms.def, and nothing else; its build must list the
 lock with its knob, run it in the benchmark with the exclusion check, and give it
 the C tests every registered algorithm gets.
 """
@@ -34,7 +34,7 @@ def test_one_file_and_one_line_add_an_algorithm(tmp_path):
         copy(ROOT / part, tree / part)
     shutil.copy(ROOT / "tests/recipe/example.c", tree / "src/lib/locks/example.c")
     registry = tree / "src/lib/locks/algorithms.def"
-    registry.write_text(registry.read_text() + "LL_ALGO(example)\n")
+    registry.write_text(registry.read_text() + 'LL_ALGO(example, "example")\n')
 
     build = tmp_path / "build"
     run(["cmake", "-S", tree, "-B", build, "-G", "Ninja", "-DLL_WERROR=ON",

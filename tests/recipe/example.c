@@ -1,7 +1,7 @@
 /*
  * example.c: the algorithm tests/python/test_add_algorithm.py adds to a copy
  * of the tree, following docs/locks.md's recipe: this one file in src/lib/locks/
- * and `LL_ALGO(example)` in algorithms.def, nothing else.
+ * and `LL_ALGO(example, "example")` in algorithms.def, nothing else.
  *
  * Word: one int, 0 FREE, 1 HELD.  lock: XCHG 0 -> 1, else yield and retry;
  * unlock: store 0 (release).

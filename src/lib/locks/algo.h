@@ -7,7 +7,7 @@
 
 #include "locklab/ops.h"
 
-#define LL_ALGO(id) extern const struct ll_lock_ops ll_##id##_ops;
+#define LL_ALGO(id, name) extern const struct ll_lock_ops ll_##id##_ops;
 #include "algorithms.def"
 #undef LL_ALGO
 

@@ -7,7 +7,7 @@
 #include "locks/algo.h"
 
 static const struct ll_lock_ops *const algorithms[] = {
-#define LL_ALGO(id) &ll_##id##_ops,
+#define LL_ALGO(id, name) &ll_##id##_ops,
 #include "algorithms.def"
 #undef LL_ALGO
 };

@@ -35,27 +35,27 @@
 #include "core/futex_sys.h"
 #include "locks/ll/park.h"
 
-int ll_ll_unlock_fences;
+int ll_own_unlock_fences;
 static pthread_once_t membarrier_once = PTHREAD_ONCE_INIT;
 
 static void membarrier_register(void)
 {
 	/* Registration is per process and once; without it the unlock must fence. */
 	if (syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) != 0)
-		ll_ll_unlock_fences = 1;
+		ll_own_unlock_fences = 1;
 }
 
 /* Order our SLEEPING store before our next load against every unlocker's store->load. */
-static void asymmetric_fence(ll_ll_t *l)
+static void asymmetric_fence(ll_own_t *l)
 {
-	if (ll_ll_unlock_fences || syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0))
-		ll_ll_store_load_barrier(l, 1);
+	if (ll_own_unlock_fences || syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0))
+		ll_own_store_load_barrier(l, 1);
 }
 
-int ll_ll_init(ll_ll_t *l, const struct ll_ll_config *cfg)
+int ll_own_init(ll_own_t *l, const struct ll_own_config *cfg)
 {
-	struct ll_ll_config def;
-	cfg = LL_CONFIG_OR_DEFAULTS(ll, cfg, def);
+	struct ll_own_config def;
+	cfg = LL_CONFIG_OR_DEFAULTS(own, cfg, def);
 	pthread_once(&membarrier_once, membarrier_register);
 	atomic_init(&l->locked, LL_LL_FREE);
 	atomic_init(&l->state, 0);
@@ -73,11 +73,11 @@ int ll_ll_init(ll_ll_t *l, const struct ll_ll_config *cfg)
 }
 
 /* Spin on a read of `locked` until it frees and our CAS wins; 1 when taken. */
-static int spin_for_lock(ll_ll_t *l)
+static int spin_for_lock(ll_own_t *l)
 {
 	for (uint32_t i = 0; i < l->spin_iters; i++) {
 		if (atomic_load_explicit(&l->locked, memory_order_relaxed) == LL_LL_FREE &&
-		    ll_ll_cas_free(l))
+		    ll_own_cas_free(l))
 			return 1;
 		ll_spin_wait(l->spin);
 	}
@@ -96,7 +96,7 @@ static int heir_is(unsigned s, int who)
 }
 
 /* Clear `bits` in state; returns the value before. */
-static unsigned state_clear(ll_ll_t *l, unsigned bits)
+static unsigned state_clear(ll_own_t *l, unsigned bits)
 {
 	return atomic_fetch_and_explicit(&l->state, ~bits, memory_order_acq_rel);
 }
@@ -107,12 +107,12 @@ enum { MAX_ROTATION_NS = 250000000 };
 /*
  * The shortest turn: min_turn_ns, or turn_cost_ratio handoffs' worth of
  * time if that is longer.  A handoff leaves the lock idle until the grantee
- * runs (ll_ll_t.handoff_cost, measured), and what that costs depends on the
+ * runs (ll_own_t.handoff_cost, measured), and what that costs depends on the
  * machine: 5-20 us on a quiet host, far more where a woken thread lands
  * behind the holder on its CPU.  The floor keeps the idle share of a turn
  * under 1 / turn_cost_ratio wherever it runs.
  */
-static uint64_t min_turn(const ll_ll_t *l)
+static uint64_t min_turn(const ll_own_t *l)
 {
 	uint64_t cost = atomic_load_explicit(&l->handoff_cost, memory_order_relaxed);
 	uint64_t least = cost * l->turn_cost_ratio;
@@ -125,7 +125,7 @@ static uint64_t min_turn(const ll_ll_t *l)
  * about rotation_ns, so the turn shrinks as the queue grows, but never below
  * min_turn() nor above handoff_ns.
  */
-static uint64_t turn_ns(const ll_ll_t *l, uint32_t queued)
+static uint64_t turn_ns(const ll_own_t *l, uint32_t queued)
 {
 	uint64_t t = l->handoff_ns;
 	if (queued && l->rotation_ns) {
@@ -154,7 +154,7 @@ static uint64_t turn_ns(const ll_ll_t *l, uint32_t queued)
  * *wake: the promoted waiter's word, for the caller to ll_park_wake() (a
  * grantor first publishes the grant); NULL when nobody was promoted.
  */
-static int pass_heir_wake_later(ll_ll_t *l, int who, unsigned *was, uint32_t *queued,
+static int pass_heir_wake_later(ll_own_t *l, int who, unsigned *was, uint32_t *queued,
 				atomic_uint **wake)
 {
 	unsigned s = atomic_load_explicit(&l->state, memory_order_relaxed);
@@ -209,7 +209,7 @@ static int pass_heir_wake_later(ll_ll_t *l, int who, unsigned *was, uint32_t *qu
 	return 1;
 }
 
-static int pass_heir(ll_ll_t *l, int who, unsigned *was, uint32_t *queued)
+static int pass_heir(ll_own_t *l, int who, unsigned *was, uint32_t *queued)
 {
 	atomic_uint *wake;
 	if (!pass_heir_wake_later(l, who, was, queued, &wake))
@@ -224,14 +224,14 @@ static int pass_heir(ll_ll_t *l, int who, unsigned *was, uint32_t *queued)
  * grantor sets the length, the grantee the start when it takes the lock:
  * the time the grantee took to run is not its turn.
  */
-static void set_turn(ll_ll_t *l, uint32_t queued)
+static void set_turn(ll_own_t *l, uint32_t queued)
 {
 	l->turn_len = turn_ns(l, queued);
 	l->unlocks = 0;
 	l->woke = 0;
 }
 
-static void start_turn(ll_ll_t *l)
+static void start_turn(ll_own_t *l)
 {
 	l->turn_start = ll_now_ns();
 }
@@ -242,7 +242,7 @@ static void start_turn(ll_ll_t *l)
  * grantor's grant_ts is ours to read: our acquire of the grant follows its
  * release store.
  */
-static void start_granted_turn(ll_ll_t *l)
+static void start_granted_turn(ll_own_t *l)
 {
 	start_turn(l);
 	uint64_t avg = atomic_load_explicit(&l->handoff_cost, memory_order_relaxed);
@@ -251,7 +251,7 @@ static void start_granted_turn(ll_ll_t *l)
 }
 
 /* How long before its turn ends the holder wakes the heir: a wake-up's worth, with margin. */
-static uint64_t lead_ns(const ll_ll_t *l)
+static uint64_t lead_ns(const ll_own_t *l)
 {
 	uint64_t lead = l->turn_len / 4;
 	return lead < 50000 ? lead : 50000;
@@ -261,7 +261,7 @@ static uint64_t lead_ns(const ll_ll_t *l)
  * Set and clear heir-owned bits (READY, SLEEPING) while we are the heir of
  * `parity`; the new state, or 0 when we are not the heir any more.
  */
-static unsigned heir_mark(ll_ll_t *l, unsigned parity, unsigned set, unsigned clear)
+static unsigned heir_mark(ll_own_t *l, unsigned parity, unsigned set, unsigned clear)
 {
 	unsigned s = atomic_load_explicit(&l->state, memory_order_relaxed), to;
 	do {
@@ -279,7 +279,7 @@ static unsigned heir_mark(ll_ll_t *l, unsigned parity, unsigned set, unsigned cl
  * (its store follows the grantor's state change within instructions, unless
  * the grantor is preempted in between: then give it the CPU).
  */
-static void take_grant(ll_ll_t *l, unsigned parity)
+static void take_grant(ll_own_t *l, unsigned parity)
 {
 	for (uint32_t i = 0;; i++) {
 		unsigned expect = LL_LL_GRANTED + parity;
@@ -293,7 +293,7 @@ static void take_grant(ll_ll_t *l, unsigned parity)
 }
 
 /* The previous heir's grant is still to be taken. */
-static int grant_pending(ll_ll_t *l, unsigned parity)
+static int grant_pending(ll_own_t *l, unsigned parity)
 {
 	return atomic_load_explicit(&l->locked, memory_order_relaxed) == LL_LL_GRANTED + (parity ^ 1);
 }
@@ -311,7 +311,7 @@ static struct timespec until_ns(uint64_t t, const struct timespec *abs_mono)
  * CPU), and if it does not come, nap on `locked` in short steps (nobody
  * wakes us when it is taken).
  */
-static void wait_grant_taken(ll_ll_t *l, unsigned parity)
+static void wait_grant_taken(ll_own_t *l, unsigned parity)
 {
 	for (int i = 0; grant_pending(l, parity); i++) {
 		if (i < 8) {
@@ -328,14 +328,14 @@ static void wait_grant_taken(ll_ll_t *l, unsigned parity)
  * holder.  Not while the previous heir's grant waits: our successor would
  * have that heir's parity, and one bit could no longer tell them apart.
  */
-static int heir_timeout(ll_ll_t *l, unsigned parity)
+static int heir_timeout(ll_own_t *l, unsigned parity)
 {
 	unsigned was;
 	uint32_t queued;
 
 	wait_grant_taken(l, parity);
 	if (pass_heir(l, (int)parity, &was, &queued))
-		return ll_ll_cas_free(l) ? 0 : ETIMEDOUT;
+		return ll_own_cas_free(l) ? 0 : ETIMEDOUT;
 	take_grant(l, parity);
 	return 0;
 }
@@ -346,11 +346,11 @@ enum { NOT_YET, TAKEN, GRANTED };
  * Look for the lock `iters` spin rounds (0: once): take it if free, or if
  * it was granted to us.
  */
-static int heir_look(ll_ll_t *l, unsigned parity, uint32_t iters)
+static int heir_look(ll_own_t *l, unsigned parity, uint32_t iters)
 {
 	for (uint32_t i = 0;; i++) {
 		unsigned v = atomic_load_explicit(&l->locked, memory_order_relaxed);
-		if (v == LL_LL_FREE && ll_ll_cas_free(l))
+		if (v == LL_LL_FREE && ll_own_cas_free(l))
 			return TAKEN;
 		if (v == LL_LL_GRANTED + parity &&
 		    atomic_compare_exchange_strong_explicit(&l->locked, &v, LL_LL_HELD,
@@ -374,7 +374,7 @@ static int heir_look(ll_ll_t *l, unsigned parity, uint32_t iters)
  *     taken again: the holder re-acquires back to back, and waking on its
  *     releases would only burn CPU.
  */
-static int heir_wait(ll_ll_t *l, unsigned parity, const struct timespec *abs_mono,
+static int heir_wait(ll_own_t *l, unsigned parity, const struct timespec *abs_mono,
 		     uint32_t queued)
 {
 	const uint64_t nap_ns = turn_ns(l, queued) + 50000;
@@ -442,7 +442,7 @@ enum { PROMOTED, TIMEDOUT, RETRY };
  * heir, and the waiters left behind us then).  RETRY: the heir left before
  * we could queue.
  */
-static int park(ll_ll_t *l, const struct timespec *abs_mono, unsigned *parity, uint32_t *queued)
+static int park(ll_own_t *l, const struct timespec *abs_mono, unsigned *parity, uint32_t *queued)
 {
 	struct ll_park_node node = { .lock = l };
 	atomic_init(&node.word, 0);
@@ -475,7 +475,7 @@ static int park(ll_ll_t *l, const struct timespec *abs_mono, unsigned *parity, u
 	return PROMOTED;
 }
 
-int ll_ll_lock_slow(ll_ll_t *l, const struct timespec *abs_mono)
+int ll_own_lock_slow(ll_own_t *l, const struct timespec *abs_mono)
 {
 	unsigned s = atomic_load_explicit(&l->state, memory_order_relaxed);
 	unsigned parity;
@@ -489,7 +489,7 @@ int ll_ll_lock_slow(ll_ll_t *l, const struct timespec *abs_mono)
 		return 0;
 	for (;;) {
 		if (abs_mono && ll_deadline_passed(abs_mono))
-			return ll_ll_cas_free(l) ? 0 : ETIMEDOUT;
+			return ll_own_cas_free(l) ? 0 : ETIMEDOUT;
 		s = atomic_load_explicit(&l->state, memory_order_relaxed);
 		if (!(s & LL_LL_HEIR)) {
 			/* No heir means nobody parked (invariant): take the slot, a new parity. */
@@ -504,12 +504,12 @@ int ll_ll_lock_slow(ll_ll_t *l, const struct timespec *abs_mono)
 		case PROMOTED:
 			return heir_wait(l, parity, abs_mono, queued);
 		case TIMEDOUT:
-			return ll_ll_cas_free(l) ? 0 : ETIMEDOUT;
+			return ll_own_cas_free(l) ? 0 : ETIMEDOUT;
 		}
 	}
 }
 
-void ll_ll_unlock_slow(ll_ll_t *l)
+void ll_own_unlock_slow(ll_own_t *l)
 {
 	/* Only the unlocker that clears SLEEPING wakes: one wake per sleep. */
 	if (state_clear(l, LL_LL_SLEEPING) & LL_LL_SLEEPING)
@@ -521,7 +521,7 @@ void ll_ll_unlock_slow(ll_ll_t *l)
  * word says GRANTED to the old heir's parity, and a sleeping grantee is
  * woken.  0 when the heir left first.
  */
-static int grant(ll_ll_t *l)
+static int grant(ll_own_t *l)
 {
 	unsigned was;
 	uint32_t queued;
@@ -542,7 +542,7 @@ static int grant(ll_ll_t *l)
 	return 1;
 }
 
-void ll_ll_unlock_heir(ll_ll_t *l, unsigned s)
+void ll_own_unlock_heir(ll_own_t *l, unsigned s)
 {
 	if (!l->handoff_ns)
 		goto release;
@@ -570,33 +570,33 @@ void ll_ll_unlock_heir(ll_ll_t *l, unsigned s)
 		}
 	}
 release:
-	ll_ll_release(l);
+	ll_own_release(l);
 }
 
 static const struct ll_knob knobs[] = {
-	LL_KNOB_INT(struct ll_ll_config, spin_ns, 0, 0, 100000000,
+	LL_KNOB_INT(struct ll_own_config, spin_ns, 0, 0, 100000000,
 		    "spin before sleeping, ns (newcomers without a heir, and the heir)"),
-	LL_KNOB_INT(struct ll_ll_config, handoff_ns, 1000000, 0, 10000000000,
+	LL_KNOB_INT(struct ll_own_config, handoff_ns, 1000000, 0, 10000000000,
 		    "longest turn a holder keeps the lock while a heir waits, ns (0: no handoff)"),
-	LL_KNOB_INT(struct ll_ll_config, rotation_ns, 5000000, 0, 10000000000,
+	LL_KNOB_INT(struct ll_own_config, rotation_ns, 5000000, 0, 10000000000,
 		    "target time for every parked waiter to have a turn, ns (0: turns of handoff_ns)"),
-	LL_KNOB_INT(struct ll_ll_config, min_turn_ns, 100000, 0, 10000000000,
+	LL_KNOB_INT(struct ll_own_config, min_turn_ns, 100000, 0, 10000000000,
 		    "shortest turn however long the queue, ns"),
-	LL_KNOB_INT(struct ll_ll_config, restriction, 1, 0, 1,
+	LL_KNOB_INT(struct ll_own_config, restriction, 1, 0, 1,
 		    "1: newcomers park at once behind a heir; 0: they spin spin_ns first"),
-	LL_KNOB_INT(struct ll_ll_config, turn_cost_ratio, 10, 0, 1000,
+	LL_KNOB_INT(struct ll_own_config, turn_cost_ratio, 10, 0, 1000,
 		    "a turn lasts at least this many times a handoff's measured idle time (0: off)"),
-	LL_KNOB_SPIN(struct ll_ll_config),
+	LL_KNOB_SPIN(struct ll_own_config),
 };
 
-LL_OPS_ADAPTERS(ll, ll_ll_t)
+LL_OPS_ADAPTERS(own, ll_own_t)
 
-const struct ll_lock_ops ll_ll_ops = {
+const struct ll_lock_ops ll_own_ops = {
 	.name = "ll",
 	.summary = "locklab's mutex: CAS + plain-store unlock, one spinning heir, FIFO parking lot, "
 		   "handoff after a turn scaled to the queue",
 	.flags = LL_ALGO_PARKS,
 	.knobs = knobs, .nknobs = LL_COUNT(knobs),
-	.config_size = sizeof(struct ll_ll_config),
-	LL_OPS_FUNCS(ll, ll_ll_t),
+	.config_size = sizeof(struct ll_own_config),
+	LL_OPS_FUNCS(own, ll_own_t),
 };
