@@ -6,10 +6,10 @@
  *
  * By default the loop is bench's worker loop with one thread (bench.c):
  * the lock calls between the same loads and stores.  --empty times bare
- * lock+unlock pairs, where the result moves with code and data layout: on
- * the development VM, for locks with a locked instruction in lock and
- * unlock, adding any instruction between one unlock and the next lock
- * call, a NOP included, cost 1-3 ns (docs/monitoring.md).
+ * lock+unlock pairs, where the result moves with code and data layout: for
+ * locks with a locked instruction in lock and unlock, adding any
+ * instruction between one unlock and the next lock call, a NOP included,
+ * can cost a few ns (docs/monitoring.md has the figures).
  */
 #ifdef MONCOST_BARE
 #undef LL_MONITOR

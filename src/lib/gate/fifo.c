@@ -8,11 +8,12 @@
  * arrival order; nobody polls.
  *
  * Why barging: a slot handed to a sleeper is idle until the sleeper gets a
- * CPU (5-50 us on the project's VM, longer when the run queue is full),
- * while the thread that just gave it back (its transaction ended) is
- * running and wants it again within a microsecond.  With N at or below the
- * CPU count, a handoff per transaction left 20-35% of the CPUs idle and
- * served 0.5x of InnoDB's gate, which lets that thread take its slot back.
+ * CPU (tens of microseconds, longer when the run queue is full), while the
+ * thread that just gave it back (its transaction ended) is running and
+ * wants it again within a microsecond.  With N at or below the CPU count, a
+ * handoff per transaction leaves CPUs idle and serves less than InnoDB's
+ * gate, which lets that thread take its slot back (docs/admission.md has
+ * the figures).
  * So a running thread may take a free slot ahead of the sleepers, as in
  * InnoDB, but only until the oldest sleeper has waited barge_us: from then
  * on slots that free go to the queue, in order.  One slot at a time: after
@@ -27,21 +28,16 @@
  * max(barge_us, the waiters ahead x (handoff_pace + 1) x the handoff cost /
  * min(N, CPUs)).  barge_us=0 is strict FIFO: no barging, no spells.
  *
- * The default bound, 100 ms, is measured (docs/admission.md): with 1-10 ms
- * the waiters of a small N all become overdue together; 50 ms kept
- * InnoDB's throughput at N = 1-2 up to 256 clients on one VM, but on
- * another, where a handoff idled a CPU for ~0.7 ms (the woken waiter
- * displaces an admitted thread; grant-to-run stays short, so the spells
- * cannot see it), W waiters / 50 ms handoffs a second cost fifo 3-8% at
- * 16-64 clients; 100 ms halves that rate, and fifo then matched or beat
- * InnoDB's gate with the longest wait still at or below InnoDB's.  Before the calm
- * spells, an overdue queue was drained in strict order, a handoff per
- * transaction; with 1024 clients at N = 1 (a rotation of ~1,000 x 80 us,
- * beyond any bound) that was for ever, and served 0.7x of InnoDB's gate.
- * The default pace, 16, is measured too: at N = 1 every handoff idles the
- * only slot, and with a pace of 8 fifo served 0.89-0.95x of InnoDB's gate
- * at 256-1024 clients (wake-to-run 20 us); 16 gave 0.96-1.02x with the
- * longest wait at 256 clients still under half of InnoDB's.
+ * The defaults are measured (docs/admission.md, with the machines' figures):
+ * barge_us = 100 ms because with a few ms the waiters of a small N all become
+ * overdue together, and with a shorter bound W waiters / bound handoffs a
+ * second cost throughput where a handoff idles a CPU for longer than
+ * grant-to-run shows (the woken waiter displaces an admitted thread, which
+ * the spells cannot see); handoff_pace = 16 because at N = 1 every handoff
+ * idles the only slot, and a smaller pace fell below InnoDB's gate at
+ * hundreds of clients.  Before the calm spells an overdue queue was drained
+ * in strict order, a handoff per transaction, which at N = 1 with 1024
+ * clients never ended.
  */
 #include <stdlib.h>
 #include <time.h>
