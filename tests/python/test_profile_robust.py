@@ -343,21 +343,25 @@ def test_reports_stay_prompt_with_2000_threads(tmp_path):
 def test_a_daemons_report_is_kept_and_its_place_named(tmp_path):
     daemon = build(tmp_path, "daemon", DAEMON)
     pidfile, go = tmp_path / "pid", tmp_path / "go"
-    res = locklab("profile", "--", daemon, pidfile, go)
-    assert res.returncode == 0, res.stderr
-    pid = int(pidfile.read_text())
-    line = res.stderr.strip().splitlines()[-1]
-    assert line.startswith(f"locklab: still running: daemon (pid {pid}); its report will be in ")
-    where = Path(line.split(" will be in ")[1].split("/ when")[0])
-    go.touch()
-    deadline = time.monotonic() + 60
-    while not list(where.glob(f"*-{pid}-*-exit.txt")):
-        assert time.monotonic() < deadline, "the daemon wrote no report"
-        time.sleep(0.05)
-    text = next(where.glob(f"*-{pid}-*-exit.txt")).read_text()
-    assert f"pid {pid} " in text and "exit report" in text
-    assert not list(where.glob("*.live"))
-    shutil.rmtree(where)
+    try:
+        res = locklab("profile", "--", daemon, pidfile, go)
+        assert res.returncode == 0, res.stderr
+        pid = int(pidfile.read_text())
+        line = res.stderr.strip().splitlines()[-1]
+        assert line.startswith(f"locklab: still running: daemon (pid {pid}); its report will "
+                               "be in ")
+        where = Path(line.split(" will be in ")[1].split("/ when")[0])
+        go.touch()
+        deadline = time.monotonic() + 60
+        while not list(where.glob(f"*-{pid}-*-exit.txt")):
+            assert time.monotonic() < deadline, "the daemon wrote no report"
+            time.sleep(0.05)
+        text = next(where.glob(f"*-{pid}-*-exit.txt")).read_text()
+        assert f"pid {pid} " in text and "exit report" in text
+        assert not list(where.glob("*.live"))
+        shutil.rmtree(where)
+    finally:
+        go.touch()   # a daemon left waiting for it, after a failure, would poll for ever
 
 
 def test_a_script_without_shebang_runs_under_sh(tmp_path):
