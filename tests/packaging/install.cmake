@@ -16,6 +16,7 @@ file(REMOVE_RECURSE ${WORK_DIR})
 run(${CMAKE_COMMAND} --install ${BUILD_DIR} --prefix ${prefix})
 
 foreach(file ${LIBDIR}/liblocklab.so ${LIBDIR}/liblocklab.so.0 ${LIBDIR}/liblocklab-prof.so
+             ${LIBDIR}/liblocklab-swap.so
              include/locklab/locklab.h include/locklab/ll.h bin/locklab-bench
              ${LIBDIR}/pkgconfig/locklab.pc ${LIBDIR}/cmake/locklab/locklabConfig.cmake
              ${LIBDIR}/cmake/locklab/locklabConfigVersion.cmake)
@@ -25,6 +26,9 @@ foreach(file ${LIBDIR}/liblocklab.so ${LIBDIR}/liblocklab.so.0 ${LIBDIR}/liblock
 endforeach()
 # The benchmark finds its library beside it ($ORIGIN/../LIBDIR).
 run(${prefix}/bin/locklab-bench list ll)
+# The lock swapper finds liblocklab beside it ($ORIGIN): it loads and knows its locks.
+run(${CMAKE_COMMAND} -E env LD_PRELOAD=${prefix}/${LIBDIR}/liblocklab-swap.so
+    LOCKLAB_SWAP_LOCK=futex LOCKLAB_SWAP_CHECK=1 ${prefix}/bin/locklab-bench list ll)
 
 # 1. pkg-config.
 if(PKG_CONFIG)

@@ -1,0 +1,800 @@
+/*
+ * swap.c: liblocklab-swap.so, every pthread_mutex_t of an unmodified program
+ * served by the algorithm LOCKLAB_SWAP_LOCK names (docs/swap.md).
+ *
+ * A swapped mutex keeps glibc's 40 bytes and reuses them (x86-64 glibc layout):
+ *
+ *   offset  glibc's field   ours
+ *    0      __lock          untouched (0)
+ *    4      __count         recursion depth, written by the owner only
+ *    8      __owner         owner's swap thread id (recursive and errorcheck
+ *                           types), 0 when free; written by the owner only
+ *   16      __kind          glibc's type and flags, as pthread_mutex_init or a
+ *                           static initializer left them: never written
+ *   24      __list.__prev   the lock: NULL until first use, then a slot of the
+ *                           slab, CASed in once (two first lockers of a static
+ *                           mutex agree on the winner's slot)
+ *
+ *   slab slot   the algorithm's state (ops->state_size), one 64-byte line
+ *               for every algorithm of at most 64 bytes (ll: 80 bytes)
+ *
+ * Mutexes glibc must keep (process-shared, robust, priority-inheritance or
+ * -protect: flags in __kind) go to glibc's own functions, as does a mutex
+ * glibc destroyed (__kind -1).  Calls made from inside an algorithm (the
+ * pthread algorithms' own mutex, innodb56's events) go to glibc too: a
+ * thread-local flag is up around every call into the ops table.
+ *
+ * Condvars stay glibc's.  glibc reacquires the mutex it is given inside
+ * pthread_cond_wait, so the wait is done with an internal guard mutex (one of
+ * SWAP_GUARDS, chosen by the condvar's address):
+ *
+ *   waiter:   lock G; waiters(G)++; unlock M; cond_wait(C, G); waiters(G)--;
+ *             unlock G; lock M
+ *   signaler: if waiters(G): lock G; cond_signal(C); unlock G
+ *             else cond_signal(C)
+ *
+ * A signal sent after M was released finds the waiter queued: the waiter
+ * holds G from before it releases M until glibc has queued it, and a
+ * signaler that could have seen M released sees waiters(G) > 0 and takes G.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "locklab/ops.h"
+
+#define EXPORT __attribute__((visibility("default")))
+#define likely(x) __builtin_expect(!!(x), 1)
+#define unlikely(x) __builtin_expect(!!(x), 0)
+
+/* ------------------------------------------------------------ the overlay */
+
+struct swap_mutex {
+	int glibc_lock;
+	unsigned count;
+	unsigned owner;
+	unsigned nusers;
+	int kind;
+	int spins;
+	void *slot;
+	void *unused;
+};
+_Static_assert(sizeof(struct swap_mutex) == sizeof(pthread_mutex_t), "glibc's mutex layout");
+_Static_assert(offsetof(struct swap_mutex, kind) == offsetof(pthread_mutex_t, __data.__kind),
+	       "__kind where glibc keeps it");
+
+/* __kind's flags that keep a mutex with glibc, and its type bits. */
+#define K_TYPE     3
+#define K_ROBUST   16
+#define K_PI       32
+#define K_PP       64
+#define K_PSHARED  128
+#define K_ELISION  (256 | 512)
+
+enum pass_reason { PASS_PSHARED, PASS_ROBUST, PASS_PI, PASS_PP, PASS_N };
+static const char *const pass_names[PASS_N] = { "pshared", "robust", "pi", "pp" };
+
+static inline struct swap_mutex *SM(pthread_mutex_t *m) { return (struct swap_mutex *)m; }
+
+/* ------------------------------------------------------------- glibc's own */
+
+static struct {
+	int (*mutex_init)(pthread_mutex_t *, const pthread_mutexattr_t *);
+	int (*mutex_destroy)(pthread_mutex_t *);
+	int (*mutex_lock)(pthread_mutex_t *);
+	int (*mutex_trylock)(pthread_mutex_t *);
+	int (*mutex_timedlock)(pthread_mutex_t *, const struct timespec *);
+	int (*mutex_clocklock)(pthread_mutex_t *, clockid_t, const struct timespec *);
+	int (*mutex_unlock)(pthread_mutex_t *);
+	int (*mutex_consistent)(pthread_mutex_t *);
+	int (*cond_wait)(pthread_cond_t *, pthread_mutex_t *);
+	int (*cond_timedwait)(pthread_cond_t *, pthread_mutex_t *, const struct timespec *);
+	int (*cond_clockwait)(pthread_cond_t *, pthread_mutex_t *, clockid_t,
+			      const struct timespec *);
+	int (*cond_signal)(pthread_cond_t *);
+	int (*cond_broadcast)(pthread_cond_t *);
+} real;
+static atomic_int real_ready;
+
+static void *find(const char *name, const char *version)
+{
+	/* The condvar functions have two versions; a plain dlsym may give the old one. */
+	void *f = version ? dlvsym(RTLD_NEXT, name, version) : NULL;
+	return f ? f : dlsym(RTLD_NEXT, name);
+}
+
+static void real_resolve(void)
+{
+	static atomic_int state;   /* 0 nobody, 1 resolving, 2 done */
+	int expect = 0;
+
+	/* One thread resolves; the others wait for its release store of real_ready. */
+	if (!atomic_compare_exchange_strong_explicit(&state, &expect, 1, memory_order_acq_rel,
+						     memory_order_acquire)) {
+		while (!atomic_load_explicit(&real_ready, memory_order_acquire))
+			sched_yield();
+		return;
+	}
+#define R(field, name, ver) real.field = (__typeof__(real.field))find(name, ver)
+	R(mutex_init, "pthread_mutex_init", NULL);
+	R(mutex_destroy, "pthread_mutex_destroy", NULL);
+	R(mutex_lock, "pthread_mutex_lock", NULL);
+	R(mutex_trylock, "pthread_mutex_trylock", NULL);
+	R(mutex_timedlock, "pthread_mutex_timedlock", NULL);
+	R(mutex_clocklock, "pthread_mutex_clocklock", NULL);
+	R(mutex_unlock, "pthread_mutex_unlock", NULL);
+	R(mutex_consistent, "pthread_mutex_consistent", NULL);
+	R(cond_wait, "pthread_cond_wait", "GLIBC_2.3.2");
+	R(cond_timedwait, "pthread_cond_timedwait", "GLIBC_2.3.2");
+	R(cond_clockwait, "pthread_cond_clockwait", NULL);
+	R(cond_signal, "pthread_cond_signal", "GLIBC_2.3.2");
+	R(cond_broadcast, "pthread_cond_broadcast", "GLIBC_2.3.2");
+#undef R
+	/* Release: the pointers above are complete before anyone sees ready. */
+	atomic_store_explicit(&real_ready, 1, memory_order_release);
+}
+
+#define REAL(f) (*(likely(atomic_load_explicit(&real_ready, memory_order_acquire)) \
+		   ? (void)0 : real_resolve(), real.f))
+
+/* ------------------------------------------------------------ thread state */
+
+struct swap_tls {
+	unsigned self;       /* this thread's id for owner fields (0: not given yet) */
+	int busy;            /* inside the ops table or our own set-up: glibc serves all */
+	uint32_t acq, cont;  /* counts not yet added to the totals */
+	int keyed;           /* the exit flush is registered */
+};
+static __thread struct swap_tls tls __attribute__((tls_model("initial-exec")));
+
+static atomic_uint next_self;
+
+/* Ids live in TLS, which fork copies: the forking thread keeps its id, and with
+ * it the recursive and errorcheck mutexes it holds. */
+static inline unsigned self_id(void)
+{
+	if (unlikely(!tls.self)) {
+		unsigned id;
+		do   /* relaxed: only uniqueness matters, nothing is published with it */
+			id = atomic_fetch_add_explicit(&next_self, 1, memory_order_relaxed) + 1;
+		while (!id);
+		tls.self = id;
+	}
+	return tls.self;
+}
+
+/* ------------------------------------------------------------ configuration */
+
+static const struct ll_lock_ops *ops;   /* set once by config_load, then read-only */
+static int64_t config[LL_CONFIG_MAX];
+static size_t slot_bytes;
+static int stats_line;
+static char stats_json[512];
+static char lock_name[64], lock_opts[256];
+static atomic_int config_ready;
+static pthread_key_t flush_key;
+
+static struct {
+	atomic_ulong mutexes, acquisitions, contended, conds;
+	atomic_ulong passthrough[PASS_N];
+} totals;
+
+static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void say(const char *fmt, ...)
+{
+	char buf[768];
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(buf, sizeof(buf) - 1, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return;
+	if ((size_t)n > sizeof(buf) - 2)
+		n = (int)sizeof(buf) - 2;
+	buf[n++] = '\n';
+	ssize_t w = write(2, buf, (size_t)n);
+	(void)w;
+}
+
+static void flush_counts(void)
+{
+	/* Relaxed: totals are read once, at exit, after every flush we can wait for. */
+	if (tls.acq)
+		atomic_fetch_add_explicit(&totals.acquisitions, tls.acq, memory_order_relaxed);
+	if (tls.cont)
+		atomic_fetch_add_explicit(&totals.contended, tls.cont, memory_order_relaxed);
+	tls.acq = tls.cont = 0;
+}
+
+static void flush_at_thread_exit(void *unused)
+{
+	(void)unused;
+	flush_counts();
+}
+
+static void config_load(void)
+{
+	static atomic_int state;   /* 0 nobody, 1 loading, 2 done */
+	int expect = 0;
+
+	if (!atomic_compare_exchange_strong_explicit(&state, &expect, 1, memory_order_acq_rel,
+						     memory_order_acquire)) {
+		/* Acquire pairs with the release store below: ops and config are complete. */
+		while (!atomic_load_explicit(&config_ready, memory_order_acquire))
+			sched_yield();
+		return;
+	}
+	real_resolve();
+	tls.busy++;   /* liblocklab's own calls below take glibc's locks */
+	const char *name = getenv("LOCKLAB_SWAP_LOCK");
+	const char *opts = getenv("LOCKLAB_SWAP_LOCK_OPTS");
+	if (!name || !*name)
+		name = "ll";
+	struct ll_error err;
+	const struct ll_lock_ops *o = ll_algo_find(name, &err);
+	if (!o) {
+		say("locklab: swap: %s", err.msg);
+		_exit(2);
+	}
+	ll_config_defaults(o, config);
+	if (ll_config_parse(o, opts, config, &err)) {
+		say("locklab: swap: %s", err.msg);
+		_exit(2);
+	}
+	snprintf(lock_name, sizeof(lock_name), "%s", o->name);
+	snprintf(lock_opts, sizeof(lock_opts), "%s", opts ? opts : "");
+	slot_bytes = o->state_size <= 64 ? 64 : (o->state_size + 15) & ~(size_t)15;
+	const char *s = getenv("LOCKLAB_SWAP_STATS");
+	stats_line = s && *s && strcmp(s, "0");
+	s = getenv("LOCKLAB_SWAP_STATS_JSON");
+	if (s)
+		snprintf(stats_json, sizeof(stats_json), "%s", s);
+	if (stats_line || stats_json[0])
+		pthread_key_create(&flush_key, flush_at_thread_exit);
+	ops = o;
+	tls.busy--;
+	/* Release: ops, config and the settings above before anyone reads them. */
+	atomic_store_explicit(&config_ready, 1, memory_order_release);
+}
+
+static inline int counting(void) { return stats_line || stats_json[0]; }
+
+static inline void count(int contended)
+{
+	if (unlikely(!tls.keyed)) {
+		tls.keyed = 1;
+		/* A value under the key makes the thread's exit run the flush. */
+		pthread_setspecific(flush_key, &tls);
+	}
+	tls.acq++;
+	tls.cont += (uint32_t)contended;
+	if (unlikely(tls.acq >= 1024))
+		flush_counts();
+}
+
+/* ------------------------------------------------------------------ slab */
+
+/*
+ * Slots come from anonymous mappings, never malloc: a lock may first be used
+ * inside an allocator that takes pthread mutexes.  A freed slot goes on a
+ * list threaded through its first word.  slab_guard is a test-and-set flag,
+ * held for a few instructions (or one mmap); fork takes it first, so the
+ * child's copy of the slab is consistent.
+ */
+#define SLAB_CHUNK (256u << 10)
+static atomic_flag slab_guard = ATOMIC_FLAG_INIT;
+static char *slab_next, *slab_end;
+static void *slab_free;
+
+static void slab_lock(void)
+{
+	/* Acquire pairs with slab_unlock's release: the list and bump pointer. */
+	while (atomic_flag_test_and_set_explicit(&slab_guard, memory_order_acquire))
+		sched_yield();
+}
+
+static void slab_unlock(void)
+{
+	atomic_flag_clear_explicit(&slab_guard, memory_order_release);
+}
+
+static void *slab_alloc(void)
+{
+	void *p = NULL;
+	slab_lock();
+	if (slab_free) {
+		p = slab_free;
+		slab_free = *(void **)p;
+	} else {
+		if (slab_next == slab_end || (size_t)(slab_end - slab_next) < slot_bytes) {
+			void *c = mmap(NULL, SLAB_CHUNK, PROT_READ | PROT_WRITE,
+				       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+			if (c == MAP_FAILED) {
+				slab_unlock();
+				return NULL;
+			}
+			slab_next = c;
+			slab_end = slab_next + SLAB_CHUNK;
+		}
+		p = slab_next;
+		slab_next += slot_bytes;
+	}
+	slab_unlock();
+	memset(p, 0, slot_bytes);
+	return p;
+}
+
+static void slab_release(void *p)
+{
+	slab_lock();
+	*(void **)p = slab_free;
+	slab_free = p;
+	slab_unlock();
+}
+
+/* --------------------------------------------------------------- the lock */
+
+static inline int passthrough(const struct swap_mutex *s)
+{
+	/* __kind is written by init (or the initializer) before the mutex is shared. */
+	int k = __atomic_load_n(&s->kind, __ATOMIC_RELAXED);
+	return (k & ~(K_TYPE | K_ELISION)) != 0;
+}
+
+static void *slot_create(struct swap_mutex *s)
+{
+	void *p = slab_alloc();
+	if (!p) {
+		say("locklab: swap: out of memory for a lock (mmap failed)");
+		abort();
+	}
+	tls.busy++;
+	int rc = ops->init(p, config);
+	tls.busy--;
+	if (rc) {
+		say("locklab: swap: %s: init failed (%s)", ops->name, strerror(rc));
+		abort();
+	}
+	void *expect = NULL;
+	/* Release publishes the initialised state to the acquire load in slot_of();
+	 * acquire on failure pairs with the winner's release, for its slot. */
+	if (__atomic_compare_exchange_n(&s->slot, &expect, p, 0, __ATOMIC_ACQ_REL,
+					__ATOMIC_ACQUIRE)) {
+		atomic_fetch_add_explicit(&totals.mutexes, 1, memory_order_relaxed);
+		return p;
+	}
+	tls.busy++;
+	ops->destroy(p);
+	tls.busy--;
+	slab_release(p);
+	return expect;
+}
+
+static inline void *slot_of(struct swap_mutex *s)
+{
+	if (unlikely(!atomic_load_explicit(&config_ready, memory_order_acquire)))
+		config_load();
+	/* Acquire pairs with slot_create's CAS: the slot's state is initialised. */
+	void *p = __atomic_load_n(&s->slot, __ATOMIC_ACQUIRE);
+	return likely(p != NULL) ? p : slot_create(s);
+}
+
+/* Owner fields: only the owner writes them; a thread reading its own id back
+ * can only have written it itself, so a relaxed read is enough for "is it mine". */
+static inline unsigned owner_of(const struct swap_mutex *s)
+{
+	return __atomic_load_n(&s->owner, __ATOMIC_RELAXED);
+}
+
+static inline void set_owner(struct swap_mutex *s, unsigned id)
+{
+	__atomic_store_n(&s->owner, id, __ATOMIC_RELAXED);
+}
+
+enum how { H_LOCK, H_TRY, H_TIMED };
+
+/* A deadline on clk as CLOCK_MONOTONIC (what every algorithm waits on). */
+static int to_mono(clockid_t clk, const struct timespec *abs, struct timespec *out)
+{
+	if (!abs || abs->tv_nsec < 0 || abs->tv_nsec >= 1000000000L)
+		return EINVAL;
+	if (clk == CLOCK_MONOTONIC) {
+		*out = *abs;
+		return 0;
+	}
+	if (clk != CLOCK_REALTIME)
+		return EINVAL;
+	struct timespec now_rt, now_mono;
+	clock_gettime(CLOCK_REALTIME, &now_rt);
+	clock_gettime(CLOCK_MONOTONIC, &now_mono);
+	/* Saturated at about 136 years: a far deadline stays far, without overflow. */
+	int64_t secs = (int64_t)abs->tv_sec - now_rt.tv_sec;
+	if (secs > ((int64_t)1 << 32))
+		secs = (int64_t)1 << 32;
+	int64_t left = secs < -1 ? 0 : secs * 1000000000LL + (abs->tv_nsec - now_rt.tv_nsec);
+	if (left < 0)
+		left = 0;
+	int64_t ns = now_mono.tv_nsec + left % 1000000000LL;
+	out->tv_sec = now_mono.tv_sec + left / 1000000000LL + ns / 1000000000LL;
+	out->tv_nsec = ns % 1000000000LL;
+	return 0;
+}
+
+static int acquire(pthread_mutex_t *m, enum how how, clockid_t clk, const struct timespec *abs)
+{
+	struct swap_mutex *s = SM(m);
+	int type = __atomic_load_n(&s->kind, __ATOMIC_RELAXED) & K_TYPE;
+	unsigned me = 0;
+	if (type == PTHREAD_MUTEX_RECURSIVE || type == PTHREAD_MUTEX_ERRORCHECK) {
+		me = self_id();
+		if (owner_of(s) == me) {
+			if (type == PTHREAD_MUTEX_ERRORCHECK)
+				return how == H_TRY ? EBUSY : EDEADLK;
+			if (s->count == UINT32_MAX)
+				return EAGAIN;
+			s->count++;
+			return 0;
+		}
+	}
+	void *p = slot_of(s);
+	int rc = 0, contended = 0;
+	tls.busy++;
+	switch (how) {
+	case H_TRY:
+		rc = ops->trylock(p);
+		break;
+	case H_LOCK:
+		if (counting() && ops->trylock(p)) {
+			contended = 1;
+			ops->lock(p);
+		} else if (!counting()) {
+			ops->lock(p);
+		}
+		break;
+	case H_TIMED:
+		if (!ops->trylock(p))
+			break;
+		contended = 1;
+		struct timespec mono;
+		rc = to_mono(clk, abs, &mono);
+		if (!rc)
+			rc = ops->timedlock(p, &mono);
+		break;
+	}
+	tls.busy--;
+	if (rc)
+		return rc;
+	if (counting())
+		count(contended);
+	if (me) {
+		set_owner(s, me);
+		s->count = 1;
+	}
+	return 0;
+}
+
+static int release(pthread_mutex_t *m)
+{
+	struct swap_mutex *s = SM(m);
+	int type = __atomic_load_n(&s->kind, __ATOMIC_RELAXED) & K_TYPE;
+	if (type == PTHREAD_MUTEX_RECURSIVE || type == PTHREAD_MUTEX_ERRORCHECK) {
+		if (owner_of(s) != self_id())
+			return EPERM;
+		if (--s->count)
+			return 0;
+		set_owner(s, 0);
+	}
+	void *p = __atomic_load_n(&s->slot, __ATOMIC_ACQUIRE);
+	if (unlikely(!p))
+		return EPERM;   /* never locked */
+	tls.busy++;
+	ops->unlock(p);
+	tls.busy--;
+	return 0;
+}
+
+#define GLIBC(s) (unlikely(tls.busy) || unlikely(passthrough(SM(s))))
+
+EXPORT int pthread_mutex_init(pthread_mutex_t *m, const pthread_mutexattr_t *a)
+{
+	int rc = REAL(mutex_init)(m, a);
+	if (rc || tls.busy)
+		return rc;
+	int k = SM(m)->kind;
+	/* glibc sets the process-shared bit on every robust mutex too: robust first. */
+	int why = k & K_ROBUST ? PASS_ROBUST : k & K_PI ? PASS_PI : k & K_PP ? PASS_PP
+		: k & K_PSHARED ? PASS_PSHARED : -1;
+	if (why >= 0)   /* relaxed: a total read at exit */
+		atomic_fetch_add_explicit(&totals.passthrough[why], 1, memory_order_relaxed);
+	return 0;
+}
+
+EXPORT int pthread_mutex_destroy(pthread_mutex_t *m)
+{
+	if (GLIBC(m))
+		return REAL(mutex_destroy)(m);
+	struct swap_mutex *s = SM(m);
+	if (owner_of(s))
+		return EBUSY;
+	void *p = __atomic_exchange_n(&s->slot, NULL, __ATOMIC_ACQ_REL);
+	if (p) {
+		tls.busy++;
+		ops->destroy(p);
+		tls.busy--;
+		slab_release(p);
+	}
+	return 0;
+}
+
+EXPORT int pthread_mutex_lock(pthread_mutex_t *m)
+{
+	if (GLIBC(m))
+		return REAL(mutex_lock)(m);
+	return acquire(m, H_LOCK, 0, NULL);
+}
+
+EXPORT int pthread_mutex_trylock(pthread_mutex_t *m)
+{
+	if (GLIBC(m))
+		return REAL(mutex_trylock)(m);
+	return acquire(m, H_TRY, 0, NULL);
+}
+
+EXPORT int pthread_mutex_timedlock(pthread_mutex_t *m, const struct timespec *abs)
+{
+	if (GLIBC(m))
+		return REAL(mutex_timedlock)(m, abs);
+	return acquire(m, H_TIMED, CLOCK_REALTIME, abs);
+}
+
+EXPORT int pthread_mutex_clocklock(pthread_mutex_t *m, clockid_t clk, const struct timespec *abs)
+{
+	if (GLIBC(m))
+		return REAL(mutex_clocklock)(m, clk, abs);
+	return acquire(m, H_TIMED, clk, abs);
+}
+
+EXPORT int pthread_mutex_unlock(pthread_mutex_t *m)
+{
+	if (GLIBC(m))
+		return REAL(mutex_unlock)(m);
+	return release(m);
+}
+
+EXPORT int pthread_mutex_consistent(pthread_mutex_t *m)
+{
+	if (GLIBC(m))
+		return REAL(mutex_consistent)(m);
+	return EINVAL;   /* only robust mutexes can be made consistent, and they are glibc's */
+}
+
+/* -------------------------------------------------------------- condvars */
+
+#define SWAP_GUARDS 256
+static struct guard {
+	pthread_mutex_t m;     /* glibc's, always through REAL() */
+	atomic_uint waiters;   /* swapped-mutex waiters between lock G and their return */
+} __attribute__((aligned(64))) guards[SWAP_GUARDS];
+
+static inline struct guard *guard_of(const pthread_cond_t *c)
+{
+	uintptr_t h = (uintptr_t)c;
+	h ^= h >> 7;
+	h ^= h >> 13;
+	return &guards[h % SWAP_GUARDS];
+}
+
+static inline int cond_pshared(pthread_cond_t *c)
+{
+	/* glibc keeps the process-shared flag in bit 0 of __wrefs, fixed at init. */
+	return __atomic_load_n(&c->__data.__wrefs, __ATOMIC_RELAXED) & 1;
+}
+
+struct cond_wait {
+	struct guard *g;
+	pthread_mutex_t *m;
+	unsigned depth;
+};
+
+static void cond_regain(struct cond_wait *w)
+{
+	atomic_fetch_sub_explicit(&w->g->waiters, 1, memory_order_relaxed);
+	REAL(mutex_unlock)(&w->g->m);
+	while (acquire(w->m, H_LOCK, 0, NULL))
+		;
+	SM(w->m)->count = w->depth;
+}
+
+/* Cancelled inside the wait: glibc has retaken the guard; give the program its mutex. */
+static void cond_cancelled(void *p)
+{
+	cond_regain(p);
+}
+
+enum cond_how { C_WAIT, C_TIMED, C_CLOCK };
+
+static int cond_call(pthread_cond_t *c, pthread_mutex_t *m, enum cond_how how, clockid_t clk,
+		     const struct timespec *abs)
+{
+	switch (how) {
+	case C_TIMED:
+		return REAL(cond_timedwait)(c, m, abs);
+	case C_CLOCK:
+		if (!REAL(cond_clockwait))
+			return ENOSYS;
+		return REAL(cond_clockwait)(c, m, clk, abs);
+	default:
+		return REAL(cond_wait)(c, m);
+	}
+}
+
+static int cond_wait_common(pthread_cond_t *c, pthread_mutex_t *m, enum cond_how how,
+			    clockid_t clk, const struct timespec *abs)
+{
+	if (GLIBC(m))
+		return cond_call(c, m, how, clk, abs);
+	struct swap_mutex *s = SM(m);
+	int type = s->kind & K_TYPE;
+	if ((type == PTHREAD_MUTEX_RECURSIVE || type == PTHREAD_MUTEX_ERRORCHECK) &&
+	    owner_of(s) != self_id())
+		return EPERM;
+	struct cond_wait w = { guard_of(c), m, s->count };
+	REAL(mutex_lock)(&w.g->m);
+	/* Relaxed: signalers that must see it reach it through M's release
+	 * (below) and their own acquire of M, or through G. */
+	atomic_fetch_add_explicit(&w.g->waiters, 1, memory_order_relaxed);
+	s->count = 1;   /* a recursive mutex is released whole */
+	int r = release(m);
+	if (r) {
+		s->count = w.depth;
+		atomic_fetch_sub_explicit(&w.g->waiters, 1, memory_order_relaxed);
+		REAL(mutex_unlock)(&w.g->m);
+		return r;
+	}
+	if (counting())
+		atomic_fetch_add_explicit(&totals.conds, 1, memory_order_relaxed);
+	pthread_cleanup_push(cond_cancelled, &w);
+	r = cond_call(c, &w.g->m, how, clk, abs);
+	pthread_cleanup_pop(0);
+	cond_regain(&w);
+	return r;
+}
+
+EXPORT int pthread_cond_wait(pthread_cond_t *c, pthread_mutex_t *m)
+{
+	return cond_wait_common(c, m, C_WAIT, 0, NULL);
+}
+
+EXPORT int pthread_cond_timedwait(pthread_cond_t *c, pthread_mutex_t *m, const struct timespec *abs)
+{
+	return cond_wait_common(c, m, C_TIMED, 0, abs);
+}
+
+EXPORT int pthread_cond_clockwait(pthread_cond_t *c, pthread_mutex_t *m, clockid_t clk,
+				  const struct timespec *abs)
+{
+	return cond_wait_common(c, m, C_CLOCK, clk, abs);
+}
+
+static int wake(pthread_cond_t *c, int all)
+{
+	int (*f)(pthread_cond_t *) = all ? REAL(cond_broadcast) : REAL(cond_signal);
+	if (tls.busy || cond_pshared(c))
+		return f(c);
+	struct guard *g = guard_of(c);
+	/* Relaxed: see cond_wait_common; a stale nonzero only costs taking G. */
+	if (!atomic_load_explicit(&g->waiters, memory_order_relaxed))
+		return f(c);
+	REAL(mutex_lock)(&g->m);
+	int r = f(c);
+	REAL(mutex_unlock)(&g->m);
+	return r;
+}
+
+EXPORT int pthread_cond_signal(pthread_cond_t *c)
+{
+	return wake(c, 0);
+}
+
+EXPORT int pthread_cond_broadcast(pthread_cond_t *c)
+{
+	return wake(c, 1);
+}
+
+/* -------------------------------------------------------- fork and exit */
+
+static void before_fork(void)
+{
+	slab_lock();
+}
+
+static void after_fork_parent(void)
+{
+	slab_unlock();
+}
+
+static void after_fork_child(void)
+{
+	slab_unlock();
+	/* Only this thread exists: no guard is held, no waiter is left. */
+	for (int i = 0; i < SWAP_GUARDS; i++) {
+		memset(&guards[i].m, 0, sizeof(guards[i].m));
+		atomic_store_explicit(&guards[i].waiters, 0, memory_order_relaxed);
+	}
+	/* The parent's totals are the parent's. */
+	atomic_store_explicit(&totals.acquisitions, 0, memory_order_relaxed);
+	atomic_store_explicit(&totals.contended, 0, memory_order_relaxed);
+	atomic_store_explicit(&totals.conds, 0, memory_order_relaxed);
+	atomic_store_explicit(&totals.mutexes, 0, memory_order_relaxed);
+	for (int i = 0; i < PASS_N; i++)
+		atomic_store_explicit(&totals.passthrough[i], 0, memory_order_relaxed);
+	tls.acq = tls.cont = 0;
+}
+
+__attribute__((constructor)) static void swap_ctor(void)
+{
+	real_resolve();
+	if (!atomic_load_explicit(&config_ready, memory_order_acquire))
+		config_load();
+	if (getenv("LOCKLAB_SWAP_CHECK"))
+		_exit(0);   /* the CLI's check of the lock and its options, before the run */
+	pthread_atfork(before_fork, after_fork_parent, after_fork_child);
+}
+
+__attribute__((destructor)) static void swap_dtor(void)
+{
+	if (!atomic_load_explicit(&config_ready, memory_order_acquire) || !counting())
+		return;
+	flush_counts();
+	unsigned long pass[PASS_N], npass = 0;
+	for (int i = 0; i < PASS_N; i++)
+		npass += pass[i] = atomic_load_explicit(&totals.passthrough[i], memory_order_relaxed);
+	unsigned long mx = atomic_load_explicit(&totals.mutexes, memory_order_relaxed);
+	unsigned long acq = atomic_load_explicit(&totals.acquisitions, memory_order_relaxed);
+	unsigned long cont = atomic_load_explicit(&totals.contended, memory_order_relaxed);
+	unsigned long conds = atomic_load_explicit(&totals.conds, memory_order_relaxed);
+	if (stats_line)
+		say("locklab: swap pid %d lock %s: %lu mutexes (%zu bytes each), %lu acquisitions, "
+		    "%lu contended, %lu passed to glibc, %lu condvar waits",
+		    (int)getpid(), lock_name, mx, slot_bytes, acq, cont, npass, conds);
+	if (stats_json[0]) {
+		char buf[1024], optq[300];
+		size_t o = 0;
+		/* Options are k=v,k=v of knob names and numbers: nothing to escape but quotes. */
+		for (const char *q = lock_opts; *q && o < sizeof(optq) - 2; q++)
+			if (*q != '"' && *q != '\\')
+				optq[o++] = *q;
+		optq[o] = 0;
+		int n = snprintf(buf, sizeof(buf),
+				 "{\"pid\": %d, \"lock\": \"%s\", \"lock_opts\": \"%s\", "
+				 "\"mutexes\": %lu, \"slot_bytes\": %zu, \"acquisitions\": %lu, "
+				 "\"contended\": %lu, \"passthrough\": {\"%s\": %lu, \"%s\": %lu, "
+				 "\"%s\": %lu, \"%s\": %lu}, \"conds\": %lu}\n",
+				 (int)getpid(), lock_name, optq, mx, slot_bytes, acq, cont,
+				 pass_names[0], pass[0], pass_names[1], pass[1], pass_names[2],
+				 pass[2], pass_names[3], pass[3], conds);
+		int fd = open(stats_json, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+		if (fd < 0) {
+			say("locklab: swap: %s: %s", stats_json, strerror(errno));
+			return;
+		}
+		/* One write with O_APPEND: processes appending at once do not interleave. */
+		ssize_t w = write(fd, buf, (size_t)n);
+		(void)w;
+		close(fd);
+	}
+}

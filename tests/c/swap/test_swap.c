@@ -1,0 +1,474 @@
+/*
+ * test_swap.c: POSIX mutex and condvar semantics, as a program sees them with
+ * liblocklab-swap.so preloaded (CMakeLists.txt runs every case under several
+ * algorithms).  Nothing here knows about the swapper but `preloaded`, which
+ * refuses to pass a run where the library was not loaded.
+ *
+ *   test_swap CASE [WAITERS]
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <dlfcn.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "harness.h"
+
+static const char *arg;
+
+static int64_t now_ns(clockid_t clk)
+{
+	struct timespec ts;
+	clock_gettime(clk, &ts);
+	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+static struct timespec after_ns(clockid_t clk, int64_t ns)
+{
+	int64_t t = now_ns(clk) + ns;
+	struct timespec ts = { (time_t)(t / 1000000000LL), (long)(t % 1000000000LL) };
+	return ts;
+}
+
+static void *spawn(void *(*fn)(void *), void *p, pthread_t *t)
+{
+	CHECK(pthread_create(t, NULL, fn, p) == 0, "pthread_create");
+	return NULL;
+}
+
+static void *join(pthread_t t)
+{
+	void *r;
+	CHECK(pthread_join(t, &r) == 0, "pthread_join");
+	return r;
+}
+
+/* ------------------------------------------------------------- cases */
+
+static int preloaded(void)
+{
+	void *libc = dlopen("libc.so.6", RTLD_LAZY | RTLD_NOLOAD);
+	CHECK(libc, "libc.so.6 not loaded");
+	CHECK(dlsym(RTLD_DEFAULT, "pthread_mutex_lock") != dlsym(libc, "pthread_mutex_lock"),
+	      "pthread_mutex_lock is glibc's: the swap library is not preloaded");
+	CHECK(getenv("LOCKLAB_SWAP_LOCK") != NULL, "LOCKLAB_SWAP_LOCK unset");
+	return 0;
+}
+
+static void *try_is_busy(void *p)
+{
+	return (void *)(intptr_t)pthread_mutex_trylock(p);
+}
+
+static void *unlock_other(void *p)
+{
+	return (void *)(intptr_t)pthread_mutex_unlock(p);
+}
+
+static void *try_and_release(void *p)
+{
+	int rc = pthread_mutex_trylock(p);
+	if (!rc)
+		rc = pthread_mutex_unlock(p);
+	return (void *)(intptr_t)rc;
+}
+
+static int recursive(void)
+{
+	static pthread_mutex_t st = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
+	pthread_mutex_t dyn;
+	pthread_mutexattr_t a;
+	pthread_mutexattr_init(&a);
+	pthread_mutexattr_settype(&a, PTHREAD_MUTEX_RECURSIVE);
+	CHECK(pthread_mutex_init(&dyn, &a) == 0, "init");
+	pthread_mutexattr_destroy(&a);
+	pthread_mutex_t *ms[2] = { &st, &dyn };
+	for (int i = 0; i < 2; i++) {
+		pthread_mutex_t *m = ms[i];
+		pthread_t t;
+		CHECK(pthread_mutex_lock(m) == 0, "lock");
+		CHECK(pthread_mutex_lock(m) == 0, "relock");
+		CHECK(pthread_mutex_trylock(m) == 0, "trylock by the owner");
+		spawn(try_is_busy, m, &t);
+		CHECK(join(t) == (void *)EBUSY, "another thread's trylock must be EBUSY");
+		spawn(unlock_other, m, &t);
+		CHECK(join(t) == (void *)EPERM, "another thread's unlock must be EPERM");
+		for (int k = 0; k < 3; k++)
+			CHECK(pthread_mutex_unlock(m) == 0, "unlock %d", k);
+		CHECK(pthread_mutex_unlock(m) == EPERM, "unlock of a free recursive mutex");
+		spawn(try_and_release, m, &t);
+		CHECK(join(t) == 0, "free after three unlocks");
+	}
+	CHECK(pthread_mutex_destroy(&dyn) == 0, "destroy");
+	return 0;
+}
+
+static int errorcheck(void)
+{
+	static pthread_mutex_t st = PTHREAD_ERRORCHECK_MUTEX_INITIALIZER_NP;
+	pthread_mutex_t dyn;
+	pthread_mutexattr_t a;
+	pthread_mutexattr_init(&a);
+	pthread_mutexattr_settype(&a, PTHREAD_MUTEX_ERRORCHECK);
+	CHECK(pthread_mutex_init(&dyn, &a) == 0, "init");
+	pthread_mutexattr_destroy(&a);
+	pthread_mutex_t *ms[2] = { &st, &dyn };
+	for (int i = 0; i < 2; i++) {
+		pthread_mutex_t *m = ms[i];
+		pthread_t t;
+		CHECK(pthread_mutex_unlock(m) == EPERM, "unlock before any lock");
+		CHECK(pthread_mutex_lock(m) == 0, "lock");
+		CHECK(pthread_mutex_lock(m) == EDEADLK, "relock must be EDEADLK");
+		CHECK(pthread_mutex_trylock(m) == EBUSY, "trylock by the owner must be EBUSY");
+		struct timespec dl = after_ns(CLOCK_REALTIME, 1000000);
+		CHECK(pthread_mutex_timedlock(m, &dl) == EDEADLK, "timedlock by the owner");
+		spawn(unlock_other, m, &t);
+		CHECK(join(t) == (void *)EPERM, "another thread's unlock must be EPERM");
+		CHECK(pthread_mutex_unlock(m) == 0, "unlock");
+		CHECK(pthread_mutex_unlock(m) == EPERM, "second unlock must be EPERM");
+	}
+	CHECK(pthread_mutex_destroy(&dyn) == 0, "destroy");
+	return 0;
+}
+
+static int trylock(void)
+{
+	static pthread_mutex_t st = PTHREAD_MUTEX_INITIALIZER;
+	pthread_t t;
+	CHECK(pthread_mutex_trylock(&st) == 0, "trylock of a free mutex");
+	spawn(try_is_busy, &st, &t);
+	CHECK(join(t) == (void *)EBUSY, "trylock of a held mutex must be EBUSY");
+	CHECK(pthread_mutex_unlock(&st) == 0, "unlock");
+	spawn(try_is_busy, &st, &t);
+	CHECK(join(t) == 0, "trylock after unlock");
+	CHECK(pthread_mutex_unlock(&st) == 0, "unlock of what the other thread took");
+	return 0;
+}
+
+struct timed_job {
+	pthread_mutex_t *m;
+	clockid_t clk;
+	int clocklock, rc;
+	int64_t waited_ns;
+};
+
+static void *timed_main(void *p)
+{
+	struct timed_job *j = p;
+	int64_t t0 = now_ns(j->clk);
+	struct timespec dl = after_ns(j->clk, 100000000);   /* 100 ms */
+	j->rc = j->clocklock ? pthread_mutex_clocklock(j->m, j->clk, &dl)
+			     : pthread_mutex_timedlock(j->m, &dl);
+	j->waited_ns = now_ns(j->clk) - t0;
+	return NULL;
+}
+
+static void dl_bad_clock(pthread_mutex_t *m)
+{
+	struct timespec dl = after_ns(CLOCK_MONOTONIC, 1000000);
+	CHECK(pthread_mutex_clocklock(m, CLOCK_PROCESS_CPUTIME_ID, &dl) == EINVAL,
+	      "clocklock on a CPU-time clock");
+}
+
+static int timedlock(void)
+{
+	static pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
+	CHECK(pthread_mutex_lock(&m) == 0, "lock");
+	struct timed_job jobs[] = {
+		{ &m, CLOCK_REALTIME, 0, -1, 0 },
+		{ &m, CLOCK_REALTIME, 1, -1, 0 },
+		{ &m, CLOCK_MONOTONIC, 1, -1, 0 },
+	};
+	for (size_t i = 0; i < sizeof(jobs) / sizeof(jobs[0]); i++) {
+		pthread_t t;
+		spawn(timed_main, &jobs[i], &t);
+		join(t);
+		CHECK(jobs[i].rc == ETIMEDOUT, "job %zu: %d, not ETIMEDOUT", i, jobs[i].rc);
+		/* Not before the deadline (1 ms for the clock conversion); a loaded
+		 * machine may be late, but not by seconds. */
+		CHECK(jobs[i].waited_ns >= 99000000, "job %zu gave up after %lld ns", i,
+		      (long long)jobs[i].waited_ns);
+		CHECK(jobs[i].waited_ns < 5000000000LL, "job %zu waited %lld ns", i,
+		      (long long)jobs[i].waited_ns);
+	}
+	CHECK(pthread_mutex_unlock(&m) == 0, "unlock");
+	/* Free: a deadline already past still takes it. */
+	struct timespec past = { 1, 0 };
+	CHECK(pthread_mutex_timedlock(&m, &past) == 0, "timedlock of a free mutex");
+	CHECK(pthread_mutex_unlock(&m) == 0, "unlock");
+	/* Held, and a deadline it cannot read. */
+	CHECK(pthread_mutex_lock(&m) == 0, "lock");
+	struct timespec nonsense = { 0, 2000000000L };
+	CHECK(pthread_mutex_timedlock(&m, &nonsense) == EINVAL, "a deadline of 2e9 ns");
+	dl_bad_clock(&m);
+	CHECK(pthread_mutex_unlock(&m) == 0, "unlock");
+	return 0;
+}
+
+/* --- many threads on a few mutexes: exclusion, and the first-use race */
+
+#define EX_MUTEXES 4
+static pthread_mutex_t ex_static[EX_MUTEXES] = { PTHREAD_MUTEX_INITIALIZER,
+	PTHREAD_MUTEX_INITIALIZER, PTHREAD_MUTEX_INITIALIZER, PTHREAD_MUTEX_INITIALIZER };
+static pthread_mutex_t ex_dyn;
+static long ex_count[EX_MUTEXES + 1];
+static long ex_rounds;
+
+static void *ex_main(void *p)
+{
+	(void)p;
+	for (long r = 0; r < ex_rounds; r++) {
+		int i = (int)(r % (EX_MUTEXES + 1));
+		pthread_mutex_t *m = i < EX_MUTEXES ? &ex_static[i] : &ex_dyn;
+		if (r % 7 == 3) {
+			while (pthread_mutex_trylock(m) == EBUSY)
+				sched_yield();
+		} else {
+			CHECK(pthread_mutex_lock(m) == 0, "lock");
+		}
+		long v = ex_count[i];   /* a plain read-modify-write: the lock makes it whole */
+		__asm__ volatile("" ::: "memory");
+		ex_count[i] = v + 1;
+		CHECK(pthread_mutex_unlock(m) == 0, "unlock");
+	}
+	return NULL;
+}
+
+static int exclusion(void)
+{
+	int threads = arg ? atoi(arg) : 8;
+	ex_rounds = test_scaled(20000);
+	CHECK(pthread_mutex_init(&ex_dyn, NULL) == 0, "init");
+	char dummy[64];
+	/* All start at once (a barrier), on mutexes nobody has locked yet. */
+	test_run_threads(threads, ex_main, dummy, 0);
+	long total = 0;
+	for (int i = 0; i <= EX_MUTEXES; i++)
+		total += ex_count[i];
+	CHECK(total == threads * ex_rounds, "%ld increments, expected %ld", total,
+	      threads * ex_rounds);
+	CHECK(pthread_mutex_destroy(&ex_dyn) == 0, "destroy");
+	/* A destroyed mutex can be initialised and used again. */
+	CHECK(pthread_mutex_init(&ex_dyn, NULL) == 0, "reinit");
+	CHECK(pthread_mutex_lock(&ex_dyn) == 0 && pthread_mutex_unlock(&ex_dyn) == 0, "reuse");
+	CHECK(pthread_mutex_destroy(&ex_dyn) == 0, "destroy");
+	return 0;
+}
+
+/* ------------------------------------------------------------ condvars */
+
+static pthread_mutex_t bc_m = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t bc_c = PTHREAD_COND_INITIALIZER;
+static pthread_cond_t bc_ready = PTHREAD_COND_INITIALIZER;
+static int bc_go, bc_waiting, bc_woken;
+
+static void *bc_main(void *p)
+{
+	(void)p;
+	CHECK(pthread_mutex_lock(&bc_m) == 0, "lock");
+	bc_waiting++;
+	pthread_cond_signal(&bc_ready);
+	while (!bc_go)
+		CHECK(pthread_cond_wait(&bc_c, &bc_m) == 0, "wait");
+	bc_woken++;
+	CHECK(pthread_mutex_unlock(&bc_m) == 0, "unlock");
+	return NULL;
+}
+
+static int broadcast(void)
+{
+	int n = arg ? atoi(arg) : 1000;
+	pthread_t *t = calloc((size_t)n, sizeof(*t));
+	pthread_attr_t a;
+	pthread_attr_init(&a);
+	pthread_attr_setstacksize(&a, 64 << 10);
+	for (int i = 0; i < n; i++)
+		CHECK(pthread_create(&t[i], &a, bc_main, NULL) == 0, "pthread_create %d", i);
+	pthread_attr_destroy(&a);
+	pthread_mutex_lock(&bc_m);
+	while (bc_waiting < n)
+		CHECK(pthread_cond_wait(&bc_ready, &bc_m) == 0, "wait for the waiters");
+	bc_go = 1;
+	CHECK(pthread_cond_broadcast(&bc_c) == 0, "broadcast");
+	pthread_mutex_unlock(&bc_m);
+	for (int i = 0; i < n; i++)
+		join(t[i]);
+	CHECK(bc_woken == n, "%d of %d woken", bc_woken, n);
+	free(t);
+	return 0;
+}
+
+static pthread_mutex_t pp_m = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t pp_c = PTHREAD_COND_INITIALIZER;
+static long pp_turn, pp_rounds;
+
+static void *pp_main(void *p)
+{
+	long me = (long)(intptr_t)p;
+	pthread_mutex_lock(&pp_m);
+	for (;;) {
+		while (pp_turn % 2 != me && pp_turn < 2 * pp_rounds)
+			CHECK(pthread_cond_wait(&pp_c, &pp_m) == 0, "wait");
+		if (pp_turn >= 2 * pp_rounds)
+			break;
+		pp_turn++;
+		pthread_cond_signal(&pp_c);
+	}
+	pthread_mutex_unlock(&pp_m);
+	return NULL;
+}
+
+/* Two threads take turns by signal: a lost wakeup hangs (the watchdog fails it). */
+static int pingpong(void)
+{
+	pp_rounds = test_scaled(2000);
+	pthread_t a, b;
+	spawn(pp_main, (void *)0, &a);
+	spawn(pp_main, (void *)1, &b);
+	join(a);
+	join(b);
+	CHECK(pp_turn == 2 * pp_rounds, "%ld turns", pp_turn);
+	return 0;
+}
+
+static int condtimed(void)
+{
+	static pthread_mutex_t m = PTHREAD_ERRORCHECK_MUTEX_INITIALIZER_NP;
+	static pthread_mutex_t r = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
+	pthread_cond_t c = PTHREAD_COND_INITIALIZER, cm;
+	pthread_condattr_t ca;
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&cm, &ca);
+	pthread_condattr_destroy(&ca);
+
+	CHECK(pthread_cond_wait(&c, &m) == EPERM, "waiting without the errorcheck mutex");
+	pthread_mutex_lock(&m);
+	int64_t t0 = now_ns(CLOCK_MONOTONIC);
+	struct timespec dl = after_ns(CLOCK_REALTIME, 50000000);
+	CHECK(pthread_cond_timedwait(&c, &m, &dl) == ETIMEDOUT, "timedwait");
+	dl = after_ns(CLOCK_MONOTONIC, 50000000);
+	CHECK(pthread_cond_clockwait(&c, &m, CLOCK_MONOTONIC, &dl) == ETIMEDOUT, "clockwait");
+	dl = after_ns(CLOCK_MONOTONIC, 50000000);
+	CHECK(pthread_cond_timedwait(&cm, &m, &dl) == ETIMEDOUT, "timedwait, monotonic condvar");
+	int64_t waited = now_ns(CLOCK_MONOTONIC) - t0;
+	CHECK(waited >= 149000000 && waited < 10000000000LL, "waited %lld ns", (long long)waited);
+	/* Still ours: errorcheck says so. */
+	CHECK(pthread_mutex_lock(&m) == EDEADLK, "the mutex is held again after the timeout");
+	CHECK(pthread_mutex_unlock(&m) == 0, "unlock");
+
+	/* A recursive mutex held twice is released whole by the wait, and comes back twice. */
+	pthread_mutex_lock(&r);
+	pthread_mutex_lock(&r);
+	dl = after_ns(CLOCK_REALTIME, 10000000);
+	CHECK(pthread_cond_timedwait(&c, &r, &dl) == ETIMEDOUT, "recursive timedwait");
+	CHECK(pthread_mutex_unlock(&r) == 0 && pthread_mutex_unlock(&r) == 0, "two unlocks");
+	CHECK(pthread_mutex_unlock(&r) == EPERM, "and no third");
+	pthread_cond_destroy(&cm);
+	pthread_cond_destroy(&c);
+	return 0;
+}
+
+/* ---------------------------------------------------------- fork, glibc's */
+
+static pthread_mutex_t fk_held = PTHREAD_MUTEX_INITIALIZER;
+static pthread_mutex_t fk_rec = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
+static pthread_mutex_t fk_free = PTHREAD_MUTEX_INITIALIZER;
+
+static int forking(void)
+{
+	pthread_mutex_lock(&fk_free);
+	pthread_mutex_unlock(&fk_free);
+	pthread_mutex_lock(&fk_held);
+	pthread_mutex_lock(&fk_rec);
+	pid_t pid = fork();
+	CHECK(pid >= 0, "fork");
+	if (pid == 0) {
+		/* The child's thread is the one that held them: they are its to release. */
+		if (pthread_mutex_unlock(&fk_held) || pthread_mutex_unlock(&fk_rec))
+			_exit(3);
+		if (pthread_mutex_lock(&fk_free) || pthread_mutex_unlock(&fk_free))
+			_exit(4);
+		if (pthread_mutex_lock(&fk_rec) || pthread_mutex_unlock(&fk_rec))
+			_exit(5);
+		pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;
+		pthread_cond_t c = PTHREAD_COND_INITIALIZER;
+		pthread_mutex_lock(&fresh);
+		struct timespec dl = after_ns(CLOCK_REALTIME, 1000000);
+		if (pthread_cond_timedwait(&c, &fresh, &dl) != ETIMEDOUT)
+			_exit(6);
+		pthread_mutex_unlock(&fresh);
+		/* A thread in the child, on a lock the parent's threads used. */
+		pthread_t t;
+		if (pthread_create(&t, NULL, try_is_busy, &fk_free) || pthread_join(t, NULL))
+			_exit(7);
+		exit(0);
+	}
+	int status;
+	CHECK(waitpid(pid, &status, 0) == pid, "waitpid");
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "child status %#x", status);
+	CHECK(pthread_mutex_unlock(&fk_rec) == 0 && pthread_mutex_unlock(&fk_held) == 0,
+	      "the parent still holds them");
+	return 0;
+}
+
+/* Robust and process-shared mutexes are glibc's, and still work. */
+static int glibc_kept(void)
+{
+	pthread_mutexattr_t a;
+	pthread_mutex_t rb, ps;
+	pthread_mutexattr_init(&a);
+	pthread_mutexattr_setrobust(&a, PTHREAD_MUTEX_ROBUST);
+	CHECK(pthread_mutex_init(&rb, &a) == 0, "robust init");
+	pthread_mutexattr_destroy(&a);
+	pthread_mutexattr_init(&a);
+	pthread_mutexattr_setpshared(&a, PTHREAD_PROCESS_SHARED);
+	CHECK(pthread_mutex_init(&ps, &a) == 0, "pshared init");
+	pthread_mutexattr_destroy(&a);
+	pthread_mutex_t *ms[2] = { &rb, &ps };
+	for (int i = 0; i < 2; i++) {
+		pthread_t t;
+		CHECK(pthread_mutex_lock(ms[i]) == 0, "lock");
+		spawn(try_is_busy, ms[i], &t);
+		CHECK(join(t) == (void *)EBUSY, "held");
+		CHECK(pthread_mutex_unlock(ms[i]) == 0, "unlock");
+		CHECK(pthread_mutex_destroy(ms[i]) == 0, "destroy");
+	}
+	/* A normal mutex is not robust: consistent refuses it. */
+	static pthread_mutex_t n = PTHREAD_MUTEX_INITIALIZER;
+	CHECK(pthread_mutex_consistent(&n) == EINVAL, "consistent on a normal mutex");
+	return 0;
+}
+
+static const struct test_case cases[] = {
+	{ "preloaded", preloaded, 0 },
+	{ "recursive", recursive, 0 },
+	{ "errorcheck", errorcheck, 0 },
+	{ "trylock", trylock, 0 },
+	{ "timedlock", timedlock, 0 },
+	{ "exclusion", exclusion, 0 },
+	{ "broadcast", broadcast, 0 },
+	{ "pingpong", pingpong, 0 },
+	{ "condtimed", condtimed, 0 },
+	{ "fork", forking, 0 },
+	{ "glibc", glibc_kept, 0 },
+};
+
+int main(int argc, char **argv)
+{
+	const struct test_case *c = test_pick(argc, argv, cases, sizeof(cases) / sizeof(cases[0]),
+					      "CASE [N]", &arg);
+	if (!c)
+		return 2;
+	test_watchdog(c->name, 120);
+	return c->run();
+}
