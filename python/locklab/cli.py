@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 from . import __version__, compare, machine, native, presets, profile, store, sweep
+from . import run as swap_run
 from .errors import LocklabError
 from .options import MAX_NS, MAX_REPEAT, MAX_SECONDS, MAX_THREADS, int_list, name_list, number
 
@@ -197,6 +198,7 @@ def build_parser() -> argparse.ArgumentParser:
     cp.set_defaults(func=cmd_compare)
 
     profile.add_parser(sub)
+    swap_run.add_parser(sub)
     return p
 
 

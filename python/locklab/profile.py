@@ -116,8 +116,10 @@ def is_static(path: Path) -> bool:
     return True
 
 
-def resolve_program(cmd: str) -> Path:
-    """CMD as the shell would find it, checked: LD_PRELOAD must be able to reach it."""
+def resolve_program(cmd: str, library: Path | None = None, verb: str = "profile it") -> Path:
+    """CMD as the shell would find it, checked: LD_PRELOAD must be able to reach it
+    (LIBRARY: the one to preload, this module's by default; VERB: what a dynamically
+    linked rebuild would let us do)."""
     found = cmd if "/" in cmd else shutil.which(cmd)
     if not found or not os.path.exists(found):
         raise LocklabError(f"{cmd}: command not found")
@@ -127,14 +129,18 @@ def resolve_program(cmd: str) -> Path:
     kind = elf_class(path)
     if kind == 0:
         return path  # a script: its interpreter is what gets the library
-    ours = elf_class(library_path())
+    library = library or library_path()
+    ours = elf_class(library)
     if kind != ours:
         bits = {1: 32, 2: 64}
-        raise LocklabError(f"{cmd} is a {bits.get(kind, '?')}-bit program; {LIBRARY} is "
+        raise LocklabError(f"{cmd} is a {bits.get(kind, '?')}-bit program; {library.name} is "
                            f"{bits.get(ours, '?')}-bit and cannot be loaded into it")
     if is_static(path):
         raise LocklabError(f"{cmd} is statically linked: LD_PRELOAD cannot reach its locks "
-                           "(rebuild it dynamically linked to profile it)")
+                           f"(rebuild it dynamically linked to {verb})")
+    if path.stat().st_mode & 0o6000:
+        raise LocklabError(f"{cmd} is setuid or setgid: the loader ignores LD_PRELOAD for "
+                           "it, so its locks cannot be reached")
     return path
 
 

@@ -1,0 +1,221 @@
+"""`locklab run`: a program's pthread mutexes swapped (liblocklab-swap.so), its status and
+death signal passed through, refusals before anything runs, and the per-process stats."""
+import json
+import os
+import signal
+import subprocess
+
+import pytest
+
+from conftest import locklab, one_line_error
+from locklab import native
+
+PROGRAM = r"""
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t c = PTHREAD_COND_INITIALIZER;
+static long counter;
+static int ready;
+
+static void *work(void *p)
+{
+    (void)p;
+    for (int i = 0; i < 20000; i++) {
+        pthread_mutex_lock(&m);
+        counter++;
+        pthread_mutex_unlock(&m);
+    }
+    pthread_mutex_lock(&m);
+    ready++;
+    pthread_cond_broadcast(&c);
+    pthread_mutex_unlock(&m);
+    return NULL;
+}
+
+int main(int argc, char **argv)
+{
+    const char *what = argc > 1 ? argv[1] : "count";
+    if (!strcmp(what, "kill"))
+        raise(SIGTERM);
+    if (!strcmp(what, "exit"))
+        return atoi(argv[2]);
+    if (!strcmp(what, "robust")) {
+        pthread_mutexattr_t a;
+        pthread_mutex_t r, s;
+        pthread_mutexattr_init(&a);
+        pthread_mutexattr_setrobust(&a, PTHREAD_MUTEX_ROBUST);
+        pthread_mutex_init(&r, &a);
+        pthread_mutexattr_setrobust(&a, PTHREAD_MUTEX_STALLED);
+        pthread_mutexattr_setpshared(&a, PTHREAD_PROCESS_SHARED);
+        pthread_mutex_init(&s, &a);
+        pthread_mutex_lock(&r);
+        pthread_mutex_unlock(&r);
+        pthread_mutex_lock(&s);
+        pthread_mutex_unlock(&s);
+        return 0;
+    }
+    if (!strcmp(what, "fork")) {
+        pid_t pid = fork();
+        if (pid == 0) {
+            pthread_mutex_lock(&m);
+            pthread_mutex_unlock(&m);
+            exit(0);
+        }
+        int st;
+        waitpid(pid, &st, 0);
+        return WIFEXITED(st) ? WEXITSTATUS(st) : 99;
+    }
+    pthread_t t[4];
+    for (int i = 0; i < 4; i++)
+        pthread_create(&t[i], NULL, work, NULL);
+    pthread_mutex_lock(&m);
+    while (ready < 4)
+        pthread_cond_wait(&c, &m);
+    pthread_mutex_unlock(&m);
+    for (int i = 0; i < 4; i++)
+        pthread_join(t[i], NULL);
+    printf("%ld\n", counter);
+    return 0;
+}
+"""
+
+
+@pytest.fixture(scope="module")
+def program(tmp_path_factory):
+    d = tmp_path_factory.mktemp("swapped")
+    (d / "p.c").write_text(PROGRAM)
+    exe = d / "p"
+    subprocess.run(["cc", "-O2", "-pthread", str(d / "p.c"), "-o", str(exe)], check=True)
+    return exe
+
+
+@pytest.fixture(autouse=True)
+def _built():
+    if not (native.native_dir() / "liblocklab-swap.so").is_file():
+        pytest.skip("liblocklab-swap.so not built (sanitized build)")
+
+
+@pytest.mark.parametrize("lock", ["pthread", "futex", "ll", "ttas", "mcs", "innodb56"])
+def test_counts_add_up_under_every_lock(program, lock, tmp_path):
+    stats = tmp_path / "stats.json"
+    opts = ["--lock-opts", "spin=yield"] if lock in ("ttas", "mcs") else []
+    res = locklab("run", "--lock", lock, *opts, "--stats-json", stats, "--", program,
+                  timeout=60)
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.strip() == str(4 * 20000)
+    (doc,) = [json.loads(line) for line in stats.read_text().splitlines()]
+    assert doc["lock"] == lock and doc["pid"] > 0
+    assert set(doc) >= {"pid", "lock", "mutexes", "acquisitions", "contended", "passthrough",
+                        "conds"}
+    # counter's mutex and the condvar's; every acquisition counted (flushed at thread exit)
+    assert doc["mutexes"] >= 1
+    assert doc["acquisitions"] >= 4 * 20000
+    assert 0 <= doc["contended"] <= doc["acquisitions"]
+    assert doc["conds"] >= 0
+    assert doc["passthrough"] == {"pshared": 0, "robust": 0, "pi": 0, "pp": 0}
+    assert doc["slot_bytes"] <= 128
+
+
+def test_passthrough_is_counted_by_reason(program, tmp_path):
+    stats = tmp_path / "stats.json"
+    res = locklab("run", "--lock", "futex", "--stats", "--stats-json", stats, "--", program,
+                  "robust")
+    assert res.returncode == 0, res.stderr
+    assert "locklab: swap pid" in res.stderr and "2 passed to glibc" in res.stderr
+    doc = json.loads(stats.read_text())
+    assert doc["passthrough"] == {"pshared": 1, "robust": 1, "pi": 0, "pp": 0}
+
+
+def test_one_json_object_per_process(program, tmp_path):
+    stats = tmp_path / "stats.json"
+    res = locklab("run", "--lock", "ll", "--stats-json", stats, "--", program, "fork")
+    assert res.returncode == 0, res.stderr
+    docs = [json.loads(line) for line in stats.read_text().splitlines()]
+    assert len(docs) == 2 and len({d["pid"] for d in docs}) == 2
+
+
+def test_exit_status_and_signal_pass_through(program):
+    assert locklab("run", "--lock", "futex", "--", program, "exit", "7").returncode == 7
+    res = locklab("run", "--lock", "futex", "--", program, "kill")
+    assert res.returncode == -signal.SIGTERM, (res.returncode, res.stderr)
+
+
+def test_refusals_are_one_line_before_running(program, tmp_path):
+    marker = tmp_path / "ran"
+    touch = ["sh", "-c", f"touch {marker}"]
+    line = one_line_error(locklab("run", "--lock", "nope", "--", *touch))
+    assert "unknown lock 'nope'" in line and "futex" in line
+    line = one_line_error(locklab("run", "--lock", "mcs", "--lock-opts", "spin=x", "--", *touch))
+    assert "'spin'" in line and "yield" in line
+    assert "command not found" in one_line_error(locklab("run", "--lock", "ll", "--", "nope-xyz"))
+    assert "no command" in one_line_error(locklab("run", "--lock", "ll"))
+    assert not marker.exists()
+
+    narrow = tmp_path / "narrow"
+    narrow.write_bytes(b"\x7fELF\x01\x01\x01" + bytes(57))
+    narrow.chmod(0o755)
+    assert "32-bit" in one_line_error(locklab("run", "--lock", "ll", "--", narrow))
+
+    src = tmp_path / "s.c"
+    src.write_text("int main(void) { return 0; }\n")
+    static = tmp_path / "static"
+    if subprocess.run(["cc", "-static", str(src), "-o", str(static)],
+                      capture_output=True).returncode == 0:
+        assert "statically linked" in one_line_error(locklab("run", "--lock", "ll", "--", static))
+
+    setuid = tmp_path / "setuid"
+    setuid.write_bytes(program.read_bytes())
+    setuid.chmod(0o4755)
+    if os.stat(setuid).st_mode & 0o4000:
+        assert "setuid" in one_line_error(locklab("run", "--lock", "ll", "--", setuid))
+
+
+EARLY_LIB = r"""
+#include <pthread.h>
+static pthread_mutex_t early = PTHREAD_MUTEX_INITIALIZER;
+static long count;
+static void *work(void *a) {
+    (void)a;
+    for (int i = 0; i < 20000; i++) {
+        pthread_mutex_lock(&early);
+        count++;
+        pthread_mutex_unlock(&early);
+    }
+    return 0;
+}
+/* Runs before the swap library's own constructor (its dependents start first). */
+__attribute__((constructor)) static void start(void) {
+    pthread_t t[3];
+    for (int i = 0; i < 3; i++) pthread_create(&t[i], 0, work, 0);
+    for (int i = 0; i < 3; i++) pthread_join(t[i], 0);
+}
+long early_count(void) { return count; }
+"""
+
+EARLY_MAIN = r"""
+#include <stdio.h>
+long early_count(void);
+int main(void) { printf("%ld\n", early_count()); return 0; }
+"""
+
+
+def test_mutexes_used_before_the_constructor(tmp_path):
+    (tmp_path / "early.c").write_text(EARLY_LIB)
+    (tmp_path / "main.c").write_text(EARLY_MAIN)
+    subprocess.run(["cc", "-O2", "-shared", "-fPIC", "-pthread", str(tmp_path / "early.c"),
+                    "-o", str(tmp_path / "libearly.so")], check=True)
+    exe = tmp_path / "main"
+    subprocess.run(["cc", "-O2", str(tmp_path / "main.c"), "-L", str(tmp_path), "-learly",
+                    f"-Wl,-rpath,{tmp_path}", "-pthread", "-o", str(exe)], check=True)
+    stats = tmp_path / "stats.json"
+    res = locklab("run", "--lock", "futex", "--stats-json", stats, "--", exe)
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.strip() == str(3 * 20000)
+    assert json.loads(stats.read_text())["acquisitions"] >= 3 * 20000
