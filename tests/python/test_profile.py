@@ -195,9 +195,13 @@ def test_errors_are_one_line(tmp_path):
 
 EARLY_LIB = r"""
 #include <pthread.h>
+#include <stdatomic.h>
+#include <unistd.h>
 static pthread_mutex_t early_lock = PTHREAD_MUTEX_INITIALIZER;
+static atomic_int started;
 static void *spin(void *a) {
     (void)a;
+    atomic_fetch_add(&started, 1);
     for (int i = 0; i < 20000; i++) {
         pthread_mutex_lock(&early_lock);
         for (volatile int k = 0; k < 300; k++);
@@ -205,9 +209,14 @@ static void *spin(void *a) {
     }
     return 0;
 }
+/* The threads find the lock held: contention whatever else the CPUs are doing. */
 __attribute__((constructor)) static void early(void) {
     pthread_t t[3];
+    pthread_mutex_lock(&early_lock);
     for (int i = 0; i < 3; i++) pthread_create(&t[i], 0, spin, 0);
+    while (atomic_load(&started) < 3) usleep(1000);
+    usleep(100000);
+    pthread_mutex_unlock(&early_lock);
     for (int i = 0; i < 3; i++) pthread_join(t[i], 0);
 }
 """
