@@ -90,6 +90,17 @@ static const char *const pass_names[PASS_N] = { "pshared", "robust", "pi", "pp" 
 
 static inline struct swap_mutex *SM(pthread_mutex_t *m) { return (struct swap_mutex *)m; }
 
+/* ------------------------------------------------------------ thread state */
+
+struct swap_tls {
+	unsigned self;       /* this thread's id for owner fields (0: not given yet) */
+	int busy;            /* inside the ops table or our own set-up: glibc serves all */
+	int setup;           /* this thread is finding glibc's functions or the lock */
+	uint32_t acq, cont;  /* counts not yet added to the totals */
+	int keyed;           /* the exit flush is registered */
+};
+static __thread struct swap_tls tls __attribute__((tls_model("initial-exec")));
+
 /* ------------------------------------------------------------- glibc's own */
 
 static struct {
@@ -129,6 +140,10 @@ static void real_resolve(void)
 			sched_yield();
 		return;
 	}
+	/* dlsym may come back to us (an allocator, another preloaded library's
+	 * wrapper of dl functions): those calls see setup (glibc_call). */
+	tls.busy++;
+	tls.setup++;
 #define R(field, name, ver) real.field = (__typeof__(real.field))find(name, ver)
 	R(mutex_init, "pthread_mutex_init", NULL);
 	R(mutex_destroy, "pthread_mutex_destroy", NULL);
@@ -144,6 +159,8 @@ static void real_resolve(void)
 	R(cond_signal, "pthread_cond_signal", "GLIBC_2.3.2");
 	R(cond_broadcast, "pthread_cond_broadcast", "GLIBC_2.3.2");
 #undef R
+	tls.busy--;
+	tls.setup--;
 	/* Release: the pointers above are complete before anyone sees ready. */
 	atomic_store_explicit(&real_ready, 1, memory_order_release);
 }
@@ -151,15 +168,24 @@ static void real_resolve(void)
 #define REAL(f) (*(likely(atomic_load_explicit(&real_ready, memory_order_acquire)) \
 		   ? (void)0 : real_resolve(), real.f))
 
-/* ------------------------------------------------------------ thread state */
-
-struct swap_tls {
-	unsigned self;       /* this thread's id for owner fields (0: not given yet) */
-	int busy;            /* inside the ops table or our own set-up: glibc serves all */
-	uint32_t acq, cont;  /* counts not yet added to the totals */
-	int keyed;           /* the exit flush is registered */
-};
-static __thread struct swap_tls tls __attribute__((tls_model("initial-exec")));
+/*
+ * The program's calls that go to glibc.  Only the thread setting us up can
+ * arrive while glibc's functions are not all known (a call made from inside
+ * dlsym or getenv): every other thread waits in real_resolve or config_load,
+ * so nobody else can hold or want a mutex, and a function not yet found is
+ * answered with `otherwise` (success) instead of being waited for forever.
+ */
+static inline int can_call_real(void)
+{
+	if (likely(atomic_load_explicit(&real_ready, memory_order_acquire)))
+		return 1;
+	if (tls.setup)
+		return 0;
+	real_resolve();
+	return 1;
+}
+#define GLIBC_CALL(f, otherwise, ...) \
+	(can_call_real() || real.f ? real.f(__VA_ARGS__) : (otherwise))
 
 static atomic_uint next_self;
 
@@ -238,8 +264,10 @@ static void config_load(void)
 			sched_yield();
 		return;
 	}
+	/* liblocklab's own calls below (and getenv's, anyone's) take glibc's locks. */
+	tls.busy++;
+	tls.setup++;
 	real_resolve();
-	tls.busy++;   /* liblocklab's own calls below take glibc's locks */
 	const char *name = getenv("LOCKLAB_SWAP_LOCK");
 	const char *opts = getenv("LOCKLAB_SWAP_LOCK_OPTS");
 	if (!name || !*name)
@@ -266,6 +294,7 @@ static void config_load(void)
 	if (stats_line || stats_json[0])
 		pthread_key_create(&flush_key, flush_at_thread_exit);
 	ops = o;
+	tls.setup--;
 	tls.busy--;
 	/* Release: ops, config and the settings above before anyone reads them. */
 	atomic_store_explicit(&config_ready, 1, memory_order_release);
@@ -511,7 +540,11 @@ static int release(pthread_mutex_t *m)
 
 EXPORT int pthread_mutex_init(pthread_mutex_t *m, const pthread_mutexattr_t *a)
 {
-	int rc = REAL(mutex_init)(m, a);
+	if (unlikely(tls.setup) && !real.mutex_init) {
+		memset(m, 0, sizeof(*m));   /* our set-up, re-entered: a normal mutex */
+		return 0;
+	}
+	int rc = GLIBC_CALL(mutex_init, 0, m, a);
 	if (rc || tls.busy)
 		return rc;
 	int k = SM(m)->kind;
@@ -526,7 +559,7 @@ EXPORT int pthread_mutex_init(pthread_mutex_t *m, const pthread_mutexattr_t *a)
 EXPORT int pthread_mutex_destroy(pthread_mutex_t *m)
 {
 	if (GLIBC(m))
-		return REAL(mutex_destroy)(m);
+		return GLIBC_CALL(mutex_destroy, 0, m);
 	struct swap_mutex *s = SM(m);
 	if (owner_of(s))
 		return EBUSY;
@@ -543,42 +576,42 @@ EXPORT int pthread_mutex_destroy(pthread_mutex_t *m)
 EXPORT int pthread_mutex_lock(pthread_mutex_t *m)
 {
 	if (GLIBC(m))
-		return REAL(mutex_lock)(m);
+		return GLIBC_CALL(mutex_lock, 0, m);
 	return acquire(m, H_LOCK, 0, NULL);
 }
 
 EXPORT int pthread_mutex_trylock(pthread_mutex_t *m)
 {
 	if (GLIBC(m))
-		return REAL(mutex_trylock)(m);
+		return GLIBC_CALL(mutex_trylock, 0, m);
 	return acquire(m, H_TRY, 0, NULL);
 }
 
 EXPORT int pthread_mutex_timedlock(pthread_mutex_t *m, const struct timespec *abs)
 {
 	if (GLIBC(m))
-		return REAL(mutex_timedlock)(m, abs);
+		return GLIBC_CALL(mutex_timedlock, 0, m, abs);
 	return acquire(m, H_TIMED, CLOCK_REALTIME, abs);
 }
 
 EXPORT int pthread_mutex_clocklock(pthread_mutex_t *m, clockid_t clk, const struct timespec *abs)
 {
 	if (GLIBC(m))
-		return REAL(mutex_clocklock)(m, clk, abs);
+		return GLIBC_CALL(mutex_clocklock, 0, m, clk, abs);
 	return acquire(m, H_TIMED, clk, abs);
 }
 
 EXPORT int pthread_mutex_unlock(pthread_mutex_t *m)
 {
 	if (GLIBC(m))
-		return REAL(mutex_unlock)(m);
+		return GLIBC_CALL(mutex_unlock, 0, m);
 	return release(m);
 }
 
 EXPORT int pthread_mutex_consistent(pthread_mutex_t *m)
 {
 	if (GLIBC(m))
-		return REAL(mutex_consistent)(m);
+		return GLIBC_CALL(mutex_consistent, 0, m);
 	return EINVAL;   /* only robust mutexes can be made consistent, and they are glibc's */
 }
 
@@ -630,15 +663,16 @@ enum cond_how { C_WAIT, C_TIMED, C_CLOCK };
 static int cond_call(pthread_cond_t *c, pthread_mutex_t *m, enum cond_how how, clockid_t clk,
 		     const struct timespec *abs)
 {
+	/* A wait inside our own set-up returns at once: a spurious wakeup. */
 	switch (how) {
 	case C_TIMED:
-		return REAL(cond_timedwait)(c, m, abs);
+		return GLIBC_CALL(cond_timedwait, 0, c, m, abs);
 	case C_CLOCK:
-		if (!REAL(cond_clockwait))
+		if (can_call_real() && !real.cond_clockwait)
 			return ENOSYS;
-		return REAL(cond_clockwait)(c, m, clk, abs);
+		return GLIBC_CALL(cond_clockwait, 0, c, m, clk, abs);
 	default:
-		return REAL(cond_wait)(c, m);
+		return GLIBC_CALL(cond_wait, 0, c, m);
 	}
 }
 
@@ -692,8 +726,10 @@ EXPORT int pthread_cond_clockwait(pthread_cond_t *c, pthread_mutex_t *m, clockid
 
 static int wake(pthread_cond_t *c, int all)
 {
+	if (unlikely(tls.busy))
+		return all ? GLIBC_CALL(cond_broadcast, 0, c) : GLIBC_CALL(cond_signal, 0, c);
 	int (*f)(pthread_cond_t *) = all ? REAL(cond_broadcast) : REAL(cond_signal);
-	if (tls.busy || cond_pshared(c))
+	if (cond_pshared(c))
 		return f(c);
 	struct guard *g = guard_of(c);
 	/* Relaxed: see cond_wait_common; a stale nonzero only costs taking G. */
