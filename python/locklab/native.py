@@ -24,6 +24,16 @@ def native_dir() -> Path:
     return Path(__file__).resolve().parent / "_native"
 
 
+def preload_path(name: str) -> Path:
+    """A library to preload (the profiler's, the swapper's), beside locklab-bench."""
+    path = native_dir() / name
+    if not path.is_file():
+        raise LocklabError(
+            f"{name} not found at {path}: install with 'pip install .' "
+            "or set LOCKLAB_NATIVE_DIR to a CMake build directory")
+    return path
+
+
 def bench_path() -> Path:
     path = native_dir() / "locklab-bench"
     if not path.is_file():

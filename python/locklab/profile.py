@@ -25,7 +25,7 @@ import time
 from pathlib import Path
 
 from .errors import LocklabError
-from .native import native_dir
+from .native import preload_path
 
 LIBRARY = "liblocklab-prof.so"
 # The signals a report may be asked on (src/prof/control.c keeps the same list, and
@@ -78,12 +78,7 @@ def signal_number(text: str) -> int:
 
 
 def library_path() -> Path:
-    path = native_dir() / LIBRARY
-    if not path.is_file():
-        raise LocklabError(
-            f"{LIBRARY} not found at {path}: install with 'pip install .' "
-            "or set LOCKLAB_NATIVE_DIR to a CMake build directory")
-    return path
+    return preload_path(LIBRARY)
 
 
 def elf_class(path: Path) -> int:

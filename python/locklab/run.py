@@ -16,18 +16,13 @@ from pathlib import Path
 
 from . import profile
 from .errors import LocklabError
-from .native import native_dir
+from .native import preload_path
 
 LIBRARY = "liblocklab-swap.so"
 
 
 def library_path() -> Path:
-    path = native_dir() / LIBRARY
-    if not path.is_file():
-        raise LocklabError(
-            f"{LIBRARY} not found at {path}: install with 'pip install .' "
-            "or set LOCKLAB_NATIVE_DIR to a CMake build directory")
-    return path
+    return preload_path(LIBRARY)
 
 
 def environment(args, library: Path) -> dict[str, str]:
