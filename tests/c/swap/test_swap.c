@@ -82,15 +82,22 @@ static void *try_and_release(void *p)
 	return (void *)(intptr_t)rc;
 }
 
+/* pthread_mutex_init with a mutex of TYPE (the dynamic twin of a static initializer). */
+static int init_typed(pthread_mutex_t *m, int type)
+{
+	pthread_mutexattr_t a;
+	pthread_mutexattr_init(&a);
+	pthread_mutexattr_settype(&a, type);
+	int rc = pthread_mutex_init(m, &a);
+	pthread_mutexattr_destroy(&a);
+	return rc;
+}
+
 static int recursive(void)
 {
 	static pthread_mutex_t st = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
 	pthread_mutex_t dyn;
-	pthread_mutexattr_t a;
-	pthread_mutexattr_init(&a);
-	pthread_mutexattr_settype(&a, PTHREAD_MUTEX_RECURSIVE);
-	CHECK(pthread_mutex_init(&dyn, &a) == 0, "init");
-	pthread_mutexattr_destroy(&a);
+	CHECK(init_typed(&dyn, PTHREAD_MUTEX_RECURSIVE) == 0, "init");
 	pthread_mutex_t *ms[2] = { &st, &dyn };
 	for (int i = 0; i < 2; i++) {
 		pthread_mutex_t *m = ms[i];
@@ -116,11 +123,7 @@ static int errorcheck(void)
 {
 	static pthread_mutex_t st = PTHREAD_ERRORCHECK_MUTEX_INITIALIZER_NP;
 	pthread_mutex_t dyn;
-	pthread_mutexattr_t a;
-	pthread_mutexattr_init(&a);
-	pthread_mutexattr_settype(&a, PTHREAD_MUTEX_ERRORCHECK);
-	CHECK(pthread_mutex_init(&dyn, &a) == 0, "init");
-	pthread_mutexattr_destroy(&a);
+	CHECK(init_typed(&dyn, PTHREAD_MUTEX_ERRORCHECK) == 0, "init");
 	pthread_mutex_t *ms[2] = { &st, &dyn };
 	for (int i = 0; i < 2; i++) {
 		pthread_mutex_t *m = ms[i];
