@@ -330,12 +330,15 @@ def test_reports_stay_prompt_with_2000_threads(tmp_path):
     assert len(reps[0]["threads"]) >= 1500   # most of them had waited
 
     ready, reps = run({"LOCKLAB_PROF_INTERVAL": "0.5"}, lambda proc, d: None)
-    # Those that began after the threads were all running and ended before they stopped.
-    after = [r for r in reps if r["reason"] == "interval" and r["start_ns"] > ready
-             and r["end_ns"] < ready + 2.5e9]
-    assert len(after) >= 2, [(r["reason"], r["end_ns"] - ready) for r in reps]
-    spans = [(r["end_ns"] - r["start_ns"]) / 1e9 for r in after]
-    assert max(spans) < 0.5 + 2.0, spans
+    # From the moment all the threads were running to the program's exit, reports
+    # follow one another within the margin.  When every report read every slot, one
+    # interval took 7.4 s; on a CI machine with both cores busy the longest seen is 1.7 s.
+    shown = [(r["reason"], (r["end_ns"] - ready) / 1e9) for r in reps]
+    assert reps[-1]["reason"] == "exit", shown
+    marks = [ready] + [r["end_ns"] for r in reps if r["end_ns"] > ready]
+    assert len(marks) >= 3, shown        # at least one interval report came between
+    gaps = [(b - a) / 1e9 for a, b in zip(marks, marks[1:])]
+    assert max(gaps) < 0.5 + 2.0, shown
 
 
 # ------------------------------------------------------------- daemons, scripts
