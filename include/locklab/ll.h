@@ -17,9 +17,29 @@
  *                bit 3 PARKED    the lock has waiters in the parking lot (ll_park.c)
  *                bit 4 READY     the heir is awake and spinning: a grant is taken at once
  *
- *   After the word, on the same line: the configuration, written once at
- *   init, and the holder's turn (start, length, unlock count), plain fields
- *   written only by the thread holding the lock.
+ *   The whole lock, 64 bytes: one cache line (a slot of the lock swapper's
+ *   slab).  Besides the word, configuration written once at init, and the
+ *   holder's turn: plain fields written only by the thread holding the lock
+ *   (handoff_cost is atomic: heirs read it).  Durations are 32-bit: the
+ *   knobs stop at LL_OWN_MAX_NS (4 s).
+ *
+ *     off size
+ *      0  4   locked
+ *      4  4   state
+ *      8  4   spin_iters      configuration (from spin_ns)
+ *     12  2   unlocks         holder's
+ *     14  2   woke            holder's
+ *     16  8   turn_start      holder's, monotonic ns
+ *     24  8   last_check      holder's, monotonic ns
+ *     32  8   grant_ts        the grantor's, monotonic ns (read by the grantee)
+ *     40  4   turn_len        holder's, ns (<= handoff_ns)
+ *     44  4   handoff_ns      configuration
+ *     48  4   rotation_ns     configuration
+ *     52  4   min_turn_ns     configuration
+ *     56  4   handoff_cost    holder's, atomic (heirs read it), ns
+ *     60  2   turn_cost_ratio configuration
+ *     62  1   spin            configuration
+ *     63  1   restriction     configuration
  *
  *   lock:    CAS locked 0 -> 1 (fast path; never XCHG: it would turn a
  *            GRANTED word back into HELD and strand the heir).  Slow: if there
@@ -59,6 +79,7 @@
 
 #include <errno.h>
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <time.h>
 
@@ -70,6 +91,10 @@ enum {
 	LL_LL_PARKED = 1u << 3, LL_LL_READY = 1u << 4,
 };
 
+/* The longest duration a knob may give (the fields are 32-bit): 4 s. */
+#define LL_OWN_MAX_NS 4000000000LL
+
+/* Laid out as drawn above: the offsets are part of the drawing. */
 typedef struct {
 	atomic_uint locked;
 	atomic_uint state;
@@ -77,17 +102,21 @@ typedef struct {
 	uint16_t unlocks;       /* holder's: unlocks seen with a heir waiting */
 	uint16_t woke;          /* holder's: the heir was woken for the end of this turn */
 	uint64_t turn_start;    /* holder's: when its turn began */
-	uint64_t turn_len;      /* holder's: how long its turn lasts with a heir waiting */
-	uint64_t handoff_ns;    /* the longest turn (0: the heir is never handed the lock) */
-	uint64_t rotation_ns;   /* a whole queue's turns should take about this long */
-	uint64_t min_turn_ns;   /* however long the queue */
+	uint64_t last_check;    /* holder's: when it last looked at the clock */
+	uint64_t grant_ts;      /* the grantor's: when it granted the lock (read by the grantee) */
+	uint32_t turn_len;      /* holder's: how long its turn lasts with a heir waiting */
+	uint32_t handoff_ns;    /* the longest turn (0: the heir is never handed the lock) */
+	uint32_t rotation_ns;   /* a whole queue's turns should take about this long */
+	uint32_t min_turn_ns;   /* however long the queue */
+	atomic_uint handoff_cost; /* holder's (read by heirs): a grant's idle time, ns, averaged */
+	uint16_t turn_cost_ratio; /* a turn lasts at least this many handoff costs */
 	uint8_t spin;
 	uint8_t restriction;    /* newcomers park behind a heir without spinning */
-	uint16_t turn_cost_ratio; /* a turn lasts at least this many handoff costs */
-	atomic_uint handoff_cost; /* holder's (read by heirs): a grant's idle time, ns, averaged */
-	uint64_t last_check;    /* holder's: when it last looked at the clock (next line) */
-	uint64_t grant_ts;      /* the grantor's: when it granted the lock (read by the grantee) */
 } ll_own_t;
+
+_Static_assert(sizeof(ll_own_t) <= 64, "ll_own_t must fit one cache line (the swapper's slot)");
+_Static_assert(offsetof(ll_own_t, grant_ts) == 32 && offsetof(ll_own_t, handoff_cost) == 56 &&
+	       offsetof(ll_own_t, restriction) == 63, "ll_own_t differs from the drawing in ll.h");
 
 struct ll_own_config {
 	int64_t spin_ns;

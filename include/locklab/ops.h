@@ -42,6 +42,14 @@ enum {
 #define LL_MUTEX_STATE_BYTES 112
 
 /*
+ * One cache line: the state budget of every registered algorithm (the lock
+ * swapper gives each swapped mutex a slot of this size; test_locks' config
+ * case holds every algorithm of the table to it).  A caller's own ops table
+ * may be larger, up to LL_MUTEX_STATE_BYTES.
+ */
+#define LL_STATE_LINE_BYTES 64
+
+/*
  * The most int64_t fields a config struct may have: config_size is at most
  * LL_CONFIG_MAX * 8 bytes and every knob's field lies inside it.  An ops table
  * that asks for more is refused (EINVAL) before anything is written; a caller

@@ -15,8 +15,9 @@
  *                           slab, CASed in once (two first lockers of a static
  *                           mutex agree on the winner's slot)
  *
- *   slab slot   the algorithm's state (ops->state_size), one 64-byte line
- *               for every algorithm of at most 64 bytes (ll: 80 bytes)
+ *   slab slot   the algorithm's state (ops->state_size): one 64-byte line
+ *               (every registered algorithm fits LL_STATE_LINE_BYTES), whole
+ *               lines for a larger state
  *
  * Mutexes glibc must keep (process-shared, robust, priority-inheritance or
  * -protect: flags in __kind) go to glibc's own functions, as does a mutex
@@ -285,7 +286,9 @@ static void config_load(void)
 	}
 	snprintf(lock_name, sizeof(lock_name), "%s", o->name);
 	snprintf(lock_opts, sizeof(lock_opts), "%s", opts ? opts : "");
-	slot_bytes = o->state_size <= 64 ? 64 : (o->state_size + 15) & ~(size_t)15;
+	/* Whole lines, so that no two slots share one (a state over the budget still works). */
+	size_t line = LL_STATE_LINE_BYTES;
+	slot_bytes = o->state_size ? (o->state_size + line - 1) / line * line : line;
 	const char *s = getenv("LOCKLAB_SWAP_STATS");
 	stats_line = s && *s && strcmp(s, "0");
 	s = getenv("LOCKLAB_SWAP_STATS_JSON");

@@ -21,6 +21,7 @@
 
 #include "harness.h"
 #include "locklab/gate.h"
+#include "locklab/ll.h"
 #include "locks.h"
 
 static const char *algo;
@@ -687,6 +688,33 @@ static int test_config(void)
 	      strstr(err.msg, "knob 'far' lies outside its 16-byte config"), "stray knob: %s",
 	      err.msg);
 
+	/*
+	 * ll keeps its durations in 32 bits: past LL_OWN_MAX_NS a knob is refused
+	 * in one line, and a config built by hand is refused, never truncated.
+	 */
+	static const char *const ll_durations[] = { "handoff_ns", "rotation_ns", "min_turn_ns" };
+	for (size_t i = 0; i < LL_COUNT(ll_durations); i++) {
+		char opts[64], want[128];
+		snprintf(opts, sizeof(opts), "%s=%lld", ll_durations[i], (long long)LL_OWN_MAX_NS + 1);
+		snprintf(want, sizeof(want), "option '%s' of lock 'll' wants an integer in [0, %lld]",
+			 ll_durations[i], (long long)LL_OWN_MAX_NS);
+		err.msg[0] = '\0';
+		CHECK(ll_mutex_init(&m, "ll", opts, &err) == EINVAL, "ll options '%s' accepted", opts);
+		CHECK(strstr(err.msg, want) && !strchr(err.msg, '\n'), "'%s': got '%s'", opts, err.msg);
+		snprintf(opts, sizeof(opts), "%s=%lld", ll_durations[i], (long long)LL_OWN_MAX_NS);
+		CHECK(ll_mutex_init(&m, "ll", opts, &err) == 0, "'%s': %s", opts, err.msg);
+		ll_mutex_destroy(&m);
+	}
+	const struct ll_lock_ops *own = ll_algo_find("ll", NULL);
+	int64_t raw[LL_CONFIG_MAX];
+	ll_config_defaults(own, raw);
+	struct ll_own_config *own_cfg = (struct ll_own_config *)(void *)raw;
+	own_cfg->rotation_ns = (int64_t)UINT32_MAX + 1;  /* 0 once truncated */
+	CHECK(ll_mutex_init_config(&m, own, raw) == EINVAL, "ll rotation_ns 2^32 accepted");
+	own_cfg->rotation_ns = LL_OWN_MAX_NS;
+	own_cfg->handoff_ns = -1;
+	CHECK(ll_mutex_init_config(&m, own, raw) == EINVAL, "ll handoff_ns -1 accepted");
+
 	/* algorithms.def's names are the ops tables' (the ctests run by those names). */
 	static const char *const registered[] = {
 #define LL_ALGO(id, name) name,
@@ -699,11 +727,14 @@ static int test_config(void)
 		CHECK(!strcmp(registered[i], ll_algo_at(i)->name), "algorithms.def names '%s' where "
 		      "its ops table says '%s'", registered[i], ll_algo_at(i)->name);
 
-	/* Every algorithm's state fits the inline storage; every knob default is in range. */
+	/*
+	 * Every algorithm's state fits one cache line (the swapper's slot, and
+	 * so the inline storage); every knob default is in range.
+	 */
 	for (size_t i = 0; i < ll_algo_count(); i++) {
 		const struct ll_lock_ops *ops = ll_algo_at(i);
-		CHECK(ops->state_size <= LL_MUTEX_STATE_BYTES, "%s state %zu bytes", ops->name,
-		      ops->state_size);
+		CHECK(ops->state_size <= LL_STATE_LINE_BYTES, "%s state %zu bytes, over the %d-byte line",
+		      ops->name, ops->state_size, LL_STATE_LINE_BYTES);
 		for (size_t k = 0; k < ops->nknobs; k++)
 			CHECK(ops->knobs[k].def >= ops->knobs[k].min &&
 			      ops->knobs[k].def <= ops->knobs[k].max, "%s.%s default out of range",

@@ -38,6 +38,19 @@ def test_list_json_has_knobs_with_defaults():
     assert algos["futex"]["parks"]
 
 
+def test_ll_durations_stop_at_4_s():
+    """ll keeps its durations in 32-bit fields: the bounds say so, and 4 s itself is taken."""
+    out = locklab("list", "ll", "--json", "--lock-opts",
+                  "handoff_ns=4000000000,rotation_ns=4000000000,min_turn_ns=4000000000")
+    assert out.returncode == 0, out.stderr
+    (algo,) = json.loads(out.stdout)
+    knobs = {k["name"]: k for k in algo["knobs"]}
+    for name in ("handoff_ns", "rotation_ns", "min_turn_ns"):
+        assert (knobs[name]["min"], knobs[name]["max"]) == (0, 4000000000)
+        assert knobs[name]["value"] == "4000000000"
+        assert "<= 4 s" in knobs[name]["help"]
+
+
 def test_lock_opts_are_applied():
     out = locklab("list", "innodb56", "--lock-opts", "sync_spin_loops=80,spin=tas", "--json")
     assert out.returncode == 0, out.stderr
@@ -58,6 +71,13 @@ def test_lock_opts_are_applied():
         (["list", "futex", "--lock-opts", "spin=wfe"],
          "unknown value 'wfe' for option 'spin' of lock 'futex' (valid: pause, none, tas"),
         (["list", "futex", "--lock-opts", "spin_ns"], "expected KEY=VALUE"),
+        (["list", "ll", "--lock-opts", "handoff_ns=4000000001"],
+         "option 'handoff_ns' of lock 'll' wants an integer in [0, 4000000000], "
+         "got '4000000001'"),
+        (["list", "ll", "--lock-opts", "rotation_ns=4294967296"],
+         "option 'rotation_ns' of lock 'll' wants an integer in [0, 4000000000]"),
+        (["list", "ll", "--lock-opts", "min_turn_ns=10000000000"],
+         "option 'min_turn_ns' of lock 'll' wants an integer in [0, 4000000000]"),
     ],
 )
 def test_bad_input_is_one_line_error(args, needle):

@@ -52,18 +52,28 @@ static void asymmetric_fence(ll_own_t *l)
 		ll_own_store_load_barrier(l, 1);
 }
 
+static int ns_knob_fits(int64_t ns)
+{
+	return ns >= 0 && ns <= LL_OWN_MAX_NS;
+}
+
 int ll_own_init(ll_own_t *l, const struct ll_own_config *cfg)
 {
 	struct ll_own_config def;
 	cfg = LL_CONFIG_OR_DEFAULTS(own, cfg, def);
+	/* A config built without the knob table (a C caller's) must still fit the fields. */
+	if (!ns_knob_fits(cfg->handoff_ns) || !ns_knob_fits(cfg->rotation_ns) ||
+	    !ns_knob_fits(cfg->min_turn_ns) || cfg->turn_cost_ratio < 0 ||
+	    cfg->turn_cost_ratio > UINT16_MAX)
+		return EINVAL;
 	pthread_once(&membarrier_once, membarrier_register);
 	atomic_init(&l->locked, LL_LL_FREE);
 	atomic_init(&l->state, 0);
 	l->spin = (uint8_t)cfg->spin;
 	l->spin_iters = ll_spin_iters(l->spin, cfg->spin_ns);
-	l->handoff_ns = (uint64_t)cfg->handoff_ns;
-	l->rotation_ns = (uint64_t)cfg->rotation_ns;
-	l->min_turn_ns = (uint64_t)cfg->min_turn_ns;
+	l->handoff_ns = (uint32_t)cfg->handoff_ns;
+	l->rotation_ns = (uint32_t)cfg->rotation_ns;
+	l->min_turn_ns = (uint32_t)cfg->min_turn_ns;
 	l->restriction = (uint8_t)cfg->restriction;
 	l->turn_cost_ratio = (uint16_t)cfg->turn_cost_ratio;
 	atomic_init(&l->handoff_cost, 0);
@@ -226,7 +236,7 @@ static int pass_heir(ll_own_t *l, int who, unsigned *was, uint32_t *queued)
  */
 static void set_turn(ll_own_t *l, uint32_t queued)
 {
-	l->turn_len = turn_ns(l, queued);
+	l->turn_len = (uint32_t)turn_ns(l, queued);  /* <= handoff_ns */
 	l->unlocks = 0;
 	l->woke = 0;
 }
@@ -576,12 +586,12 @@ release:
 static const struct ll_knob knobs[] = {
 	LL_KNOB_INT(struct ll_own_config, spin_ns, 0, 0, 100000000,
 		    "spin before sleeping, ns (newcomers without a heir, and the heir)"),
-	LL_KNOB_INT(struct ll_own_config, handoff_ns, 1000000, 0, 10000000000,
-		    "longest turn a holder keeps the lock while a heir waits, ns (0: no handoff)"),
-	LL_KNOB_INT(struct ll_own_config, rotation_ns, 5000000, 0, 10000000000,
-		    "target time for every parked waiter to have a turn, ns (0: turns of handoff_ns)"),
-	LL_KNOB_INT(struct ll_own_config, min_turn_ns, 100000, 0, 10000000000,
-		    "shortest turn however long the queue, ns"),
+	LL_KNOB_INT(struct ll_own_config, handoff_ns, 1000000, 0, LL_OWN_MAX_NS,
+		    "longest turn a holder keeps the lock while a heir waits, ns, <= 4 s (0: no handoff)"),
+	LL_KNOB_INT(struct ll_own_config, rotation_ns, 5000000, 0, LL_OWN_MAX_NS,
+		    "target time for every parked waiter to have a turn, ns, <= 4 s (0: turns of handoff_ns)"),
+	LL_KNOB_INT(struct ll_own_config, min_turn_ns, 100000, 0, LL_OWN_MAX_NS,
+		    "shortest turn however long the queue, ns, <= 4 s"),
 	LL_KNOB_INT(struct ll_own_config, restriction, 1, 0, 1,
 		    "1: newcomers park at once behind a heir; 0: they spin spin_ns first"),
 	LL_KNOB_INT(struct ll_own_config, turn_cost_ratio, 10, 0, 1000,
