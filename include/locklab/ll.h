@@ -14,7 +14,7 @@
  *   state  (32)  bit 0 HEIR      one waiter is the heir
  *                bit 1 SLEEPING  the heir sleeps: the next release must wake it
  *                bit 2 PARITY    the heir's parity (flips with every new heir)
- *                bit 3 PARKED    the lock has waiters in the parking lot (ll_park.c)
+ *                bit 3 PARKED    the lock has waiters in the parking lot (park.c)
  *                bit 4 READY     the heir is awake and spinning: a grant is taken at once
  *
  *   The whole lock, 64 bytes: one cache line (a slot of the lock swapper's

@@ -715,6 +715,14 @@ static int test_config(void)
 	own_cfg->handoff_ns = -1;
 	CHECK(ll_mutex_init_config(&m, own, raw) == EINVAL, "ll handoff_ns -1 accepted");
 
+	/* A C caller's ll_own_t need not be zeroed: init sets every field. */
+	ll_own_t dirty, clean;
+	memset(&dirty, 0xa5, sizeof(dirty));
+	memset(&clean, 0, sizeof(clean));
+	CHECK(ll_own_init(&dirty, NULL) == 0 && ll_own_init(&clean, NULL) == 0, "ll_own_init");
+	CHECK(!memcmp(&dirty, &clean, sizeof(dirty)), "ll_own_init left a field of dirty "
+	      "memory as it was");
+
 	/* algorithms.def's names are the ops tables' (the ctests run by those names). */
 	static const char *const registered[] = {
 #define LL_ALGO(id, name) name,

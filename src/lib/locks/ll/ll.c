@@ -8,7 +8,7 @@
  *             `state` (SLEEPING: the next release wakes it) or napping; the
  *             only waiter a release ever wakes.  The holder times its own
  *             turn and, when it is over, grants the lock to the heir.
- *   parked    everyone else, in the parking lot (ll_park.c): FIFO, each on
+ *   parked    everyone else, in the parking lot (park.c): FIFO, each on
  *             its own node, woken one at a time by name to become the heir.
  *             They neither spin nor wake on unlock: this is the concurrency
  *             restriction that keeps the holder running with few runnable
@@ -27,6 +27,7 @@
 #include <linux/membarrier.h>
 #include <pthread.h>
 #include <sched.h>
+#include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -67,6 +68,7 @@ int ll_own_init(ll_own_t *l, const struct ll_own_config *cfg)
 	    cfg->turn_cost_ratio > UINT16_MAX)
 		return EINVAL;
 	pthread_once(&membarrier_once, membarrier_register);
+	memset(l, 0, sizeof(*l));   /* the holder's bookkeeping starts at zero */
 	atomic_init(&l->locked, LL_LL_FREE);
 	atomic_init(&l->state, 0);
 	l->spin = (uint8_t)cfg->spin;
@@ -77,8 +79,6 @@ int ll_own_init(ll_own_t *l, const struct ll_own_config *cfg)
 	l->restriction = (uint8_t)cfg->restriction;
 	l->turn_cost_ratio = (uint16_t)cfg->turn_cost_ratio;
 	atomic_init(&l->handoff_cost, 0);
-	l->unlocks = 0;
-	l->turn_start = l->turn_len = 0;
 	return 0;
 }
 
