@@ -135,6 +135,7 @@ struct prof_tls {
 	int32_t hold_countdown;       /* acquisitions to the next sampled hold */
 	uint32_t rng;                 /* xorshift state for the sampling countdown */
 	uint8_t busy;                 /* inside the profiler: interposers pass straight through */
+	uintptr_t init_caller;        /* in pthread_mutex_init: its caller (locklab_prof_init_caller) */
 	uint8_t nheld;
 	struct {
 		const void *lock;
