@@ -24,6 +24,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from . import swap
 from .errors import LocklabError
 from .native import preload_path
 
@@ -141,8 +142,13 @@ def resolve_program(cmd: str, library: Path | None = None, verb: str = "profile 
 
 def environment(args, dump_dir: str) -> dict[str, str]:
     env = dict(os.environ)
-    preload = env.get("LD_PRELOAD", "")
-    env["LD_PRELOAD"] = str(library_path()) + (" " + preload if preload else "")
+    if swap.wanted(args):
+        # The profiler in front: the program's calls reach it first, and it calls the
+        # next pthread_mutex_lock (dlsym RTLD_NEXT), the swapper's, which locks.
+        env = swap.environment(env, args, swap.library_path(), behind=str(library_path()))
+    else:
+        preload = env.get("LD_PRELOAD", "")
+        env["LD_PRELOAD"] = str(library_path()) + (" " + preload if preload else "")
     env["LOCKLAB_PROF_DIR"] = dump_dir
     for name, value in (("STACKS", args.stack_depth), ("DEPTH", args.depth),
                         ("HOLD_EVERY", args.hold_every), ("TOP", args.top),
@@ -295,19 +301,29 @@ def run(args, cmd: list[str]) -> int:
     if not cmd:
         raise LocklabError("no command to profile: locklab profile [options] -- CMD [ARGS]")
     resolve_program(cmd[0])
+    if swap.wanted(args):
+        swap.check_arguments(args)
+        swap.check_lock(swap.environment(dict(os.environ), args, swap.library_path()))
     fmt = "json" if args.json else "folded" if args.folded else "pprof" if args.pprof else "text"
     if fmt == "pprof" and not args.output and sys.stdout.isatty():
         raise LocklabError("--pprof writes a binary profile: give -o FILE")
     out = open(args.output, "wb") if args.output else sys.stdout.buffer
     d = tempfile.mkdtemp(prefix="locklab-prof-")
     keep = False
+    sites = swap.Sites(args) if swap.wanted(args) else None
     try:
-        status, keep = _run(args, cmd, fmt, d, out)
+        status, keep = _run(args, cmd, fmt, d, out, sites)
+    except BaseException:
+        if sites:
+            sites.discard()
+        raise
     finally:
         if args.output:
             out.close()
         if not keep:
             shutil.rmtree(d, ignore_errors=True)
+    if sites:
+        sites.warn_unmatched("profile")
     if status < 0:
         _die_of(-status)
     return _status(status)
@@ -364,12 +380,13 @@ def _emit(out, data: bytes | str) -> None:
     out.flush()
 
 
-def _run(args, cmd: list[str], fmt: str, d: str, out) -> tuple[int, bool]:
+def _run(args, cmd: list[str], fmt: str, d: str, out, sites) -> tuple[int, bool]:
     """The program's wait status (negative: killed), and whether D must be kept."""
     dumps = Dumps(d)
     stream = fmt in ("text", "json")
     ext = "json" if fmt == "json" else "txt"
-    proc = _spawn(cmd, environment(args, d))
+    env = environment(args, d)
+    proc = _spawn(cmd, sites.set(env) if sites else env)
     # Ctrl-C reaches the program through the terminal; we wait for it to report.
     old_int = signal.signal(signal.SIGINT, signal.SIG_IGN)
     old_term = signal.signal(signal.SIGTERM, lambda *_: proc.send_signal(signal.SIGTERM))
@@ -470,6 +487,8 @@ def add_parser(sub) -> None:
                    "URG, WINCH or its number; 0: none)")
     p.add_argument("--hold-every", type=_whole(0, 1 << 30, "; 0: off"),
                    metavar="N", help="sample the hold time of 1 acquisition in N (100; 0: off)")
+    swap.add_arguments(p, "profile the program with its mutexes swapped for this algorithm, "
+                       "as `locklab run --lock` swaps them (locklab list names them)")
     p.add_argument("cmd", nargs=argparse.REMAINDER, metavar="-- CMD [ARGS...]",
                    help="the program to run and its arguments")
     p.set_defaults(func=lambda args: run(args, args.cmd[1:] if args.cmd[:1] == ["--"]

@@ -1,75 +1,53 @@
 """locklab run: an unmodified program with its pthread mutexes swapped.
 
-Runs CMD with liblocklab-swap.so preloaded and LOCKLAB_SWAP_LOCK naming the
-algorithm every pthread_mutex_t of the program gets (docs/swap.md).  The lock
-and its options are checked by the library itself before CMD starts, and CMD
-is checked as `locklab profile` checks it (profile.resolve_program); the
-program's exit status, or the signal it died of, is locklab's.
+Runs CMD with liblocklab-swap.so preloaded: every pthread_mutex_t of the
+program gets the algorithm --lock names, or only those --lock-for names get
+theirs (docs/swap.md).  The locks and their options are checked by the library
+itself before CMD starts, and CMD is checked as `locklab profile` checks it
+(profile.resolve_program); the program's exit status, or the signal it died
+of, is locklab's.
 """
 from __future__ import annotations
 
 import argparse
 import os
-import subprocess
-import sys
-from pathlib import Path
 
-from . import profile
+from . import profile, swap
 from .errors import LocklabError
-from .native import preload_path
-
-LIBRARY = "liblocklab-swap.so"
 
 
-def library_path() -> Path:
-    return preload_path(LIBRARY)
-
-
-def environment(args, library: Path) -> dict[str, str]:
-    env = dict(os.environ)
-    preload = env.get("LD_PRELOAD", "")
-    env["LD_PRELOAD"] = str(library) + (" " + preload if preload else "")
-    env["LOCKLAB_SWAP_LOCK"] = args.lock
-    env["LOCKLAB_SWAP_LOCK_OPTS"] = args.lock_opts or ""
+def environment(args, library) -> dict[str, str]:
+    env = swap.environment(dict(os.environ), args, library)
     env["LOCKLAB_SWAP_STATS"] = "1" if args.stats else "0"
-    env.pop("LOCKLAB_SWAP_STATS_JSON", None)
-    env.pop("LOCKLAB_SWAP_CHECK", None)
     if args.stats_json:
         env["LOCKLAB_SWAP_STATS_JSON"] = os.path.abspath(args.stats_json)
     return env
 
 
-def check_lock(env: dict[str, str]) -> None:
-    """The library's own verdict on the lock and its options: it loads into a
-    program that exits at once, and says `locklab: swap: ...` when it refuses."""
-    probe = dict(env, LOCKLAB_SWAP_CHECK="1")
-    probe.pop("LOCKLAB_SWAP_STATS_JSON", None)
-    proc = subprocess.run([sys.executable, "-c", ""], env=probe, capture_output=True,
-                          text=True)
-    if proc.returncode != 0:
-        lines = [ln for ln in proc.stderr.splitlines() if ln.strip()]
-        why = lines[-1] if lines else f"{LIBRARY} did not load (status {proc.returncode})"
-        for prefix in ("locklab: swap: ", "locklab: "):
-            if why.startswith(prefix):
-                why = why[len(prefix):]
-                break
-        raise LocklabError(why)
-
-
 def run(args, cmd: list[str]) -> int:
     if not cmd:
         raise LocklabError("no command to run: locklab run --lock NAME [options] -- CMD [ARGS]")
-    library = library_path()
+    if not args.lock and not args.lock_for:
+        raise LocklabError("which locks? give --lock NAME (every mutex), --lock-for SITE=NAME "
+                           "(the mutexes named SITE), or both")
+    swap.check_arguments(args)
+    library = swap.library_path()
     profile.resolve_program(cmd[0], library=library, verb="swap its locks")
     env = environment(args, library)
-    check_lock(env)
-    proc = profile._spawn(cmd, env)
+    swap.check_lock(env)
+    sites = swap.Sites(args)
+    try:
+        proc = profile._spawn(cmd, sites.set(env))
+    except BaseException:
+        sites.discard()
+        raise
     while True:
         try:
             status = proc.wait()
             break
         except KeyboardInterrupt:
             continue  # the program got the ^C too: its own status says what it did
+    sites.warn_unmatched("run")
     if status < 0:
         profile._die_of(-status)
     return profile._status(status)
@@ -77,16 +55,17 @@ def run(args, cmd: list[str]) -> int:
 
 def add_parser(sub) -> None:
     p = sub.add_parser(
-        "run", help="run a program with every pthread mutex swapped for a locklab lock",
-        usage="locklab run --lock NAME [--lock-opts K=V,...] [--stats] [--stats-json FILE] "
-        "-- CMD [ARGS...]",
+        "run", help="run a program with its pthread mutexes swapped for locklab locks",
+        usage="locklab run [--lock NAME [--lock-opts K=V,...]] [--lock-for SITE=NAME[:K=V,...]] "
+        "[--stats] [--stats-json FILE] -- CMD [ARGS...]",
         description="Run CMD with liblocklab-swap.so preloaded: every pthread_mutex_t of "
-        "the program is served by the algorithm NAME (process-shared, robust and "
+        "the program is served by the algorithm NAME, or, with --lock-for, the mutexes "
+        "a lock name of `locklab profile` names get the algorithm given them and the rest "
+        "--lock's, or glibc's without --lock (process-shared, robust and "
         "priority-inheritance mutexes stay glibc's).  The program's exit status or "
         "death signal is passed through.")
-    p.add_argument("--lock", required=True, metavar="NAME",
-                   help="the algorithm (locklab list names them)")
-    p.add_argument("--lock-opts", metavar="K=V,...", help="the algorithm's options")
+    swap.add_arguments(p, "the algorithm of every mutex no --lock-for chose (locklab list "
+                       "names them)")
     p.add_argument("--stats", action="store_true",
                    help="one line per process on stderr at its exit")
     p.add_argument("--stats-json", metavar="FILE",

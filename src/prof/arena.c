@@ -1,8 +1,8 @@
 /*
  * arena.c: memory for the reporter, which runs at exit, on a signal or on a
  * timer, possibly while the allocator's own locks are held by the program:
- * a bump allocator over one reserved mapping, and growing text buffers,
- * neither of which calls malloc.  Only the reporter uses them, one report at
+ * a bump arena (src/preload/arena.c), and growing text buffers, neither of
+ * which calls malloc.  Only the reporter uses them, one report at
  * a time (control.c serialises reports).
  */
 #include <stdarg.h>
@@ -13,35 +13,17 @@
 #include "prof.h"
 #include "../lib/core/json.h"
 
-#define ARENA_BYTES (1ull << 30)
-
-static char *arena;
-static size_t arena_top;
-
-void *prof_map(size_t bytes)
-{
-	void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
-		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-	return p == MAP_FAILED ? NULL : p;
-}
+/* The report's memory: reset after each report. */
+struct pl_arena prof_report_arena;
 
 void *prof_arena_alloc(size_t bytes)
 {
-	if (!arena && !(arena = prof_map(ARENA_BYTES)))
-		return NULL;
-	bytes = (bytes + 15) & ~(size_t)15;
-	if (bytes > ARENA_BYTES - arena_top)
-		return NULL;
-	void *p = arena + arena_top;
-	arena_top += bytes;
-	return p;
+	return pl_arena_alloc(&prof_report_arena, bytes);
 }
 
 void prof_arena_reset(void)
 {
-	if (arena && arena_top)
-		madvise(arena, arena_top, MADV_DONTNEED);   /* back to zero pages */
-	arena_top = 0;
+	pl_arena_reset(&prof_report_arena);
 }
 
 static int buf_reserve(struct prof_buf *b, size_t more)

@@ -32,6 +32,7 @@
 #include <unistd.h>
 
 #include "prof.h"
+#include "../preload/handoff.h"
 
 
 #define CALLER() ((uintptr_t)__builtin_return_address(0))
@@ -228,7 +229,13 @@ static __attribute__((noinline)) int mutex_contended(pthread_mutex_t *m, uint8_t
 						     uintptr_t caller)
 {
 	struct wait_call w = { block, m, clk, abs, NULL };
-	return wait_slow(&w, event, PROF_MUTEX, caller);
+	int r = wait_slow(&w, event, PROF_MUTEX, caller);
+	/* Held by us with glibc's word 0: not glibc's lock but liblocklab-swap's, which
+	 * leaves the word alone (locklab profile --lock).  Mark it as glibc marks a lock
+	 * with sleepers, so that its releases charge their holders (relaxed: a hint). */
+	if (r == 0 && __atomic_load_n(&m->__data.__lock, __ATOMIC_RELAXED) == 0)
+		__atomic_store_n(&m->__data.__lock, 2, __ATOMIC_RELAXED);
+	return r;
 }
 
 /* Inlined into each entry point: the uncontended lock is the trylock, a
@@ -329,10 +336,19 @@ static void note_destroy(const void *lock)
 
 PROF_EXPORT int pthread_mutex_init(pthread_mutex_t *m, const pthread_mutexattr_t *a)
 {
+	/* The swapper behind us (locklab profile --lock) names the mutex by this call. */
+	uintptr_t outer = prof_tls.init_caller;
+	prof_tls.init_caller = CALLER();
 	int r = REAL(mutex_init)(m, a);
+	prof_tls.init_caller = outer;
 	if (r == 0)
 		note_init(m, CALLER());
 	return r;
+}
+
+uintptr_t locklab_prof_init_caller(void)
+{
+	return prof_tls.init_caller;
 }
 
 PROF_EXPORT int pthread_mutex_destroy(pthread_mutex_t *m)

@@ -35,8 +35,8 @@ static struct prof_lock *table_get(void)
 	struct prof_lock *t = atomic_load_explicit(&table, memory_order_acquire);
 	if (likely(t))
 		return t;
-	struct prof_lock *fresh = prof_map(LOCK_SLOTS * sizeof(struct prof_lock));
-	atomic_uint *list = prof_map(LOCK_SLOTS * sizeof(atomic_uint));
+	struct prof_lock *fresh = pl_map(LOCK_SLOTS * sizeof(struct prof_lock));
+	atomic_uint *list = pl_map(LOCK_SLOTS * sizeof(atomic_uint));
 	if (!fresh || !list)
 		return NULL;
 	struct prof_lock *expect = NULL;

@@ -28,6 +28,8 @@
 #include <sys/types.h>
 #include <time.h>
 
+#include "../preload/arena.h"
+
 #define likely(x) __builtin_expect(!!(x), 1)
 #define unlikely(x) __builtin_expect(!!(x), 0)
 
@@ -133,6 +135,7 @@ struct prof_tls {
 	int32_t hold_countdown;       /* acquisitions to the next sampled hold */
 	uint32_t rng;                 /* xorshift state for the sampling countdown */
 	uint8_t busy;                 /* inside the profiler: interposers pass straight through */
+	uintptr_t init_caller;        /* in pthread_mutex_init: its caller (locklab_prof_init_caller) */
 	uint8_t nheld;
 	struct {
 		const void *lock;
@@ -200,8 +203,7 @@ void prof_expand_path(const char *tmpl, char *out, size_t len); /* %p -> the pid
 /* control.c */
 void prof_start_helper(void);          /* the dump thread, once the program has threads */
 
-/* arena.c, records.c */
-void *prof_map(size_t bytes);          /* zeroed anonymous memory, NULL on failure */
+/* records.c */
 struct prof_thread *prof_thread_get(void); /* NULL when out of memory */
 
 /* locks.c */
@@ -243,7 +245,8 @@ void prof_sym_code(uintptr_t pc, char *buf, size_t len);
 int prof_sym_data(uintptr_t addr, char *buf, size_t len);
 const char *prof_exe_name(void);
 
-/* arena.c: report-time memory, reset after each report. */
+/* arena.c: report-time memory, reset after each report (the symbols' too). */
+extern struct pl_arena prof_report_arena;
 void *prof_arena_alloc(size_t bytes);
 void prof_arena_reset(void);
 struct prof_buf {

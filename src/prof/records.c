@@ -27,7 +27,7 @@ struct prof_thread *prof_thread_get(void)
 	if (likely(t))
 		return t;
 	/* mmap, not malloc: we may be inside the allocator (see interpose.c). Once per thread. */
-	t = prof_map(sizeof(*t) + REC_CAP * sizeof(struct prof_rec));
+	t = pl_map(sizeof(*t) + REC_CAP * sizeof(struct prof_rec));
 	if (!t)
 		return NULL;
 	t->cap = REC_CAP;

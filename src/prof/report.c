@@ -18,6 +18,11 @@
 #include <unistd.h>
 
 #include "prof.h"
+#include "../preload/handoff.h"
+
+/* liblocklab-swap.so's, when it is loaded behind us (locklab profile --lock). */
+#pragma weak locklab_swap_describe
+#define SWAP_DESCRIBED (1u << 17)   /* its longest description (64 sites) fits */
 
 int prof_exit_signal;
 
@@ -509,6 +514,11 @@ static void header(struct prof_buf *b, enum prof_dump_reason why, int delta, uin
 			(int)getpid(), prof_exe_name(), reason[why], killed,
 			(double)(now - from) / 1e9, delta ? " since the last interval" : "",
 			prof_cfg.hold_every);
+	char *what = locklab_swap_describe ? prof_arena_alloc(SWAP_DESCRIBED) : NULL;
+	if (what) {
+		locklab_swap_describe(0, what, SWAP_DESCRIBED);
+		prof_buf_printf(b, "mutexes served by liblocklab-swap: %s\n", what);
+	}
 }
 
 static void text_report(struct ctx *c, struct prof_buf *b, enum prof_dump_reason why,
@@ -645,6 +655,11 @@ static void json_report(struct ctx *c, struct prof_buf *b, enum prof_dump_reason
 			(int)getpid(), (int)getppid());
 	prof_buf_json_str(b, prof_exe_name());
 	prof_buf_printf(b, ",\"signal\":%d", why == PROF_DUMP_EXIT ? prof_exit_signal : 0);
+	/* Which locks served the mutexes: null when glibc's did (no swapper loaded). */
+	char *swap = locklab_swap_describe ? prof_arena_alloc(SWAP_DESCRIBED) : NULL;
+	if (swap)
+		locklab_swap_describe(1, swap, SWAP_DESCRIBED);
+	prof_buf_printf(b, ",\"swap\":%s", swap ? swap : "null");
 	prof_buf_printf(b, ",\"reason\":\"%s\",\"seq\":%u,\"delta\":%s,\"start_ns\":%llu,"
 			   "\"end_ns\":%llu,\"hold_every\":%d,\"depth\":%d,"
 			   "\"dropped\":{\"locks\":%llu,\"stacks\":%llu,\"records\":%llu},\"locks\":[",

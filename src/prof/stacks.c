@@ -37,7 +37,7 @@ static struct prof_stack *table_get(void)
 	struct prof_stack *t = atomic_load_explicit(&table, memory_order_acquire);
 	if (likely(t))
 		return t;
-	struct prof_stack *fresh = prof_map(STACK_SLOTS * sizeof(struct prof_stack));
+	struct prof_stack *fresh = pl_map(STACK_SLOTS * sizeof(struct prof_stack));
 	if (!fresh)
 		return NULL;
 	struct prof_stack *expect = NULL;

@@ -1,405 +1,60 @@
 /*
- * symbols.c: names for code and static data, as plockstat prints them
- * ("object`symbol+0x1c").
- *
- * At report time: the loaded objects come from dl_iterate_phdr; each one's
- * symbols from its file on disk, the full .symtab when it has one (static
- * functions and variables, which .dynsym lacks), else from its separate
- * debug file found by build-id (/usr/lib/debug/.build-id/xx/yyyy.debug, as
- * Debian's -dbgsym packages install them), else .dynsym.  Addresses without
- * a symbol print as "object`+0xOFF", OFF being the link-time address, so the
- * name is the same in every run whatever the load address.
+ * symbols.c: the reporter's names for code and static data, by the shared
+ * symboliser (src/preload/symbols.c), over the report's arena.  C++ names are
+ * demangled with libstdc++'s __cxa_demangle when the program has it loaded,
+ * except in a report written in a hurry (prof_sym_plain; see control.c).
  */
 #include <dlfcn.h>
-#include <elf.h>
-#include <fcntl.h>
-#include <link.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "prof.h"
+#include "../preload/symbols.h"
 
-#define MAX_OBJS 1024
-
-#if __SIZEOF_POINTER__ == 8
-#define ELFCLASSNATIVE_ ELFCLASS64
-#define ELF_ST_TYPE_(i) ELF64_ST_TYPE(i)
-#else
-#define ELFCLASSNATIVE_ ELFCLASS32
-#define ELF_ST_TYPE_(i) ELF32_ST_TYPE(i)
-#endif
-
-struct sym {
-	uintptr_t addr;   /* link-time */
-	uint64_t size;
-	const char *name;
-};
-
-struct symtab {
-	struct sym *v;
-	size_t n;
-};
-
-struct obj {
-	const char *path, *base;
-	uintptr_t bias;
-	const ElfW(Phdr) *phdr;
-	int phnum;
-	int loaded;
-	struct symtab funcs, data;
-	void *map[2];
-	size_t maplen[2];
-};
-
-static struct obj *objs;
-static int nobjs;
-static char exe_path[512];
-static char *(*demangle)(const char *, char *, size_t *, int *);
 int prof_sym_plain;
+static char *(*cxa_demangle)(const char *, char *, size_t *, int *);
 
-static int collect(struct dl_phdr_info *info, size_t size, void *arg)
+static int demangle(const char *name, char *buf, size_t len)
 {
-	(void)size;
-	(void)arg;
-	if (nobjs == MAX_OBJS)
-		return 1;
-	struct obj *o = &objs[nobjs];
-	memset(o, 0, sizeof(*o));
-	const char *path = info->dlpi_name;
-	if (!path || !*path)
-		path = prof_exe_name();
-	size_t len = strlen(path) + 1;
-	char *copy = prof_arena_alloc(len);
-	if (!copy)
-		return 1;
-	memcpy(copy, path, len);
-	o->path = copy;
-	const char *slash = strrchr(copy, '/');
-	o->base = slash ? slash + 1 : copy;
-	o->bias = info->dlpi_addr;
-	o->phdr = info->dlpi_phdr;
-	o->phnum = info->dlpi_phnum;
-	nobjs++;
-	return 0;
+	int status = -1;
+	char *dm = cxa_demangle(name, NULL, NULL, &status);
+	if (dm && status == 0)
+		snprintf(buf, len, "%s", dm);
+	free(dm);
+	return dm && status == 0 ? 0 : -1;
 }
 
-const char *prof_exe_name(void)
-{
-	if (!exe_path[0]) {
-		ssize_t n = readlink("/proc/self/exe", exe_path, sizeof(exe_path) - 1);
-		if (n <= 0)
-			strcpy(exe_path, "a.out");
-		else
-			exe_path[n] = 0;
-	}
-	return exe_path;
-}
+static struct pl_syms syms;
 
 void prof_sym_begin(void)
 {
-	exe_path[0] = 0;   /* after an exec this is another program */
-	objs = prof_arena_alloc(sizeof(*objs) * MAX_OBJS);
-	nobjs = 0;
-	if (objs)
-		dl_iterate_phdr(collect, NULL);
-	/* Demangle C++ names when the program has libstdc++ loaded anyway; not for a
-	 * report written on the way out of a signal or _exit: dlsym takes the loader's
-	 * lock and __cxa_demangle calls malloc, either of which the interrupted thread
-	 * may hold.  Such a report keeps the mangled names. */
-	demangle = prof_sym_plain ? NULL
-				  : (__typeof__(demangle))dlsym(RTLD_DEFAULT, "__cxa_demangle");
+	pl_exe_forget();   /* after an exec this is another program */
+	syms.arena = &prof_report_arena;
+	/* Not for a report written on the way out of a signal or _exit: dlsym takes
+	 * the loader's lock and __cxa_demangle calls malloc, either of which the
+	 * interrupted thread may hold.  Such a report keeps the mangled names. */
+	cxa_demangle = prof_sym_plain ? NULL
+				      : (__typeof__(cxa_demangle))dlsym(RTLD_DEFAULT, "__cxa_demangle");
+	syms.demangle = cxa_demangle ? demangle : NULL;
+	pl_syms_begin(&syms);
 }
 
 void prof_sym_end(void)
 {
-	for (int i = 0; i < nobjs; i++)
-		for (int k = 0; k < 2; k++)
-			if (objs[i].map[k])
-				munmap(objs[i].map[k], objs[i].maplen[k]);
-	objs = NULL;
-	nobjs = 0;
-}
-
-static void *map_file(const char *path, size_t *len)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return NULL;
-	struct stat st;
-	void *p = NULL;
-	if (fstat(fd, &st) == 0 && st.st_size > (off_t)sizeof(ElfW(Ehdr))) {
-		p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-		if (p == MAP_FAILED)
-			p = NULL;
-		*len = (size_t)st.st_size;
-	}
-	close(fd);
-	if (p && memcmp(p, ELFMAG, SELFMAG) != 0) {
-		munmap(p, *len);
-		p = NULL;
-	}
-	return p;
-}
-
-/* Add the symbols of one section of type `type` (SHT_SYMTAB or SHT_DYNSYM); 0 if none. */
-static size_t read_syms(const char *img, size_t len, unsigned type, struct obj *o, int count_only)
-{
-	const ElfW(Ehdr) *eh = (const void *)img;
-	if (eh->e_ident[EI_CLASS] != ELFCLASSNATIVE_ || !eh->e_shoff ||
-	    eh->e_shoff + (size_t)eh->e_shnum * sizeof(ElfW(Shdr)) > len)
-		return 0;
-	const ElfW(Shdr) *sh = (const void *)(img + eh->e_shoff);
-	size_t added = 0;
-	for (int s = 0; s < eh->e_shnum; s++) {
-		if (sh[s].sh_type != type || sh[s].sh_link >= eh->e_shnum ||
-		    sh[s].sh_offset + sh[s].sh_size > len)
-			continue;
-		const ElfW(Shdr) *strs = &sh[sh[s].sh_link];
-		if (strs->sh_offset + strs->sh_size > len)
-			continue;
-		const ElfW(Sym) *sym = (const void *)(img + sh[s].sh_offset);
-		size_t n = sh[s].sh_size / sizeof(ElfW(Sym));
-		for (size_t k = 0; k < n; k++) {
-			unsigned t = ELF_ST_TYPE_(sym[k].st_info);
-			if (!sym[k].st_value || sym[k].st_shndx == SHN_UNDEF ||
-			    sym[k].st_name >= strs->sh_size ||
-			    (t != STT_FUNC && t != STT_GNU_IFUNC && t != STT_OBJECT))
-				continue;
-			added++;
-			if (count_only)
-				continue;
-			struct symtab *tab = t == STT_OBJECT ? &o->data : &o->funcs;
-			tab->v[tab->n++] = (struct sym){ sym[k].st_value, sym[k].st_size,
-							 img + strs->sh_offset + sym[k].st_name };
-		}
-	}
-	return added;
-}
-
-static int has_section(const char *img, size_t len, unsigned type)
-{
-	const ElfW(Ehdr) *eh = (const void *)img;
-	if (!eh->e_shoff || eh->e_shoff + (size_t)eh->e_shnum * sizeof(ElfW(Shdr)) > len)
-		return 0;
-	const ElfW(Shdr) *sh = (const void *)(img + eh->e_shoff);
-	for (int s = 0; s < eh->e_shnum; s++)
-		if (sh[s].sh_type == type && sh[s].sh_size)
-			return 1;
-	return 0;
-}
-
-/* /usr/lib/debug/.build-id/ab/cdef....debug from the loaded object's GNU build-id note. */
-static int debug_path(const struct obj *o, char *out, size_t outlen)
-{
-	for (int i = 0; i < o->phnum; i++) {
-		if (o->phdr[i].p_type != PT_NOTE)
-			continue;
-		const char *p = (const char *)(o->bias + o->phdr[i].p_vaddr);
-		const char *end = p + o->phdr[i].p_memsz;
-		while (p + sizeof(ElfW(Nhdr)) <= end) {
-			const ElfW(Nhdr) *nh = (const void *)p;
-			const char *name = p + sizeof(*nh);
-			const unsigned char *desc =
-				(const unsigned char *)name + ((nh->n_namesz + 3) & ~3u);
-			if (nh->n_type == NT_GNU_BUILD_ID && nh->n_namesz == 4 &&
-			    !memcmp(name, "GNU", 4) && nh->n_descsz >= 2 &&
-			    (const char *)desc + nh->n_descsz <= end) {
-				int n = snprintf(out, outlen, "/usr/lib/debug/.build-id/%02x/", desc[0]);
-				for (unsigned k = 1; k < nh->n_descsz && (size_t)n + 3 < outlen; k++)
-					n += snprintf(out + n, outlen - (size_t)n, "%02x", desc[k]);
-				snprintf(out + n, outlen - (size_t)n, ".debug");
-				return 1;
-			}
-			p = (const char *)desc + ((nh->n_descsz + 3) & ~3u);
-		}
-	}
-	return 0;
-}
-
-/* Sort by address: heapsort, in place (the reporter does not allocate). */
-static void sift(struct sym *v, size_t i, size_t n)
-{
-	for (;;) {
-		size_t c = 2 * i + 1;
-		if (c >= n)
-			return;
-		if (c + 1 < n && v[c + 1].addr > v[c].addr)
-			c++;
-		if (v[c].addr <= v[i].addr)
-			return;
-		struct sym t = v[i];
-		v[i] = v[c];
-		v[c] = t;
-		i = c;
-	}
-}
-
-static void sort_syms(struct symtab *tab)
-{
-	size_t n = tab->n;
-	for (size_t i = n / 2; i-- > 0;)
-		sift(tab->v, i, n);
-	for (size_t end = n; end-- > 1;) {
-		struct sym t = tab->v[0];
-		tab->v[0] = tab->v[end];
-		tab->v[end] = t;
-		sift(tab->v, 0, end);
-	}
-}
-
-static void load(struct obj *o)
-{
-	o->loaded = 1;
-	char dbg[600];
-	const char *img = NULL;
-	size_t len = 0;
-	unsigned type = SHT_SYMTAB;
-
-	o->map[0] = map_file(o->path, &o->maplen[0]);
-	if (o->map[0] && has_section(o->map[0], o->maplen[0], SHT_SYMTAB)) {
-		img = o->map[0];
-		len = o->maplen[0];
-	} else if (debug_path(o, dbg, sizeof(dbg)) &&
-		   (o->map[1] = map_file(dbg, &o->maplen[1])) != NULL &&
-		   has_section(o->map[1], o->maplen[1], SHT_SYMTAB)) {
-		img = o->map[1];
-		len = o->maplen[1];
-	} else if (o->map[0]) {
-		img = o->map[0];
-		len = o->maplen[0];
-		type = SHT_DYNSYM;
-	}
-	if (!img)
-		return;
-	size_t n = read_syms(img, len, type, o, 1);
-	o->funcs.v = prof_arena_alloc(n * sizeof(struct sym));
-	o->data.v = prof_arena_alloc(n * sizeof(struct sym));
-	if (!o->funcs.v || !o->data.v)
-		return;
-	read_syms(img, len, type, o, 0);
-	/* .symtab lacks nothing .dynsym has, except in a debug file's own view:
-	 * add the exported symbols too when the names come from elsewhere. */
-	if (type == SHT_SYMTAB && img != o->map[0] && o->map[0]) {
-		size_t more = read_syms(o->map[0], o->maplen[0], SHT_DYNSYM, o, 1);
-		struct sym *f = prof_arena_alloc((o->funcs.n + more) * sizeof(struct sym));
-		struct sym *d = prof_arena_alloc((o->data.n + more) * sizeof(struct sym));
-		if (f && d) {
-			memcpy(f, o->funcs.v, o->funcs.n * sizeof(struct sym));
-			memcpy(d, o->data.v, o->data.n * sizeof(struct sym));
-			o->funcs.v = f;
-			o->data.v = d;
-			read_syms(o->map[0], o->maplen[0], SHT_DYNSYM, o, 0);
-		}
-	}
-	sort_syms(&o->funcs);
-	sort_syms(&o->data);
-}
-
-/* The object holding addr, in a loadable segment (writable ones only when data). */
-static struct obj *find_obj(uintptr_t addr, int data)
-{
-	for (int i = 0; i < nobjs; i++) {
-		struct obj *o = &objs[i];
-		for (int k = 0; k < o->phnum; k++) {
-			const ElfW(Phdr) *ph = &o->phdr[k];
-			if (ph->p_type != PT_LOAD || (data && !(ph->p_flags & PF_W)))
-				continue;
-			uintptr_t lo = o->bias + ph->p_vaddr;
-			if (addr >= lo && addr < lo + ph->p_memsz)
-				return o;
-		}
-	}
-	return NULL;
-}
-
-static const struct sym *lookup(const struct symtab *tab, uintptr_t a)
-{
-	size_t lo = 0, hi = tab->n;
-	while (lo < hi) {   /* first symbol above a */
-		size_t mid = (lo + hi) / 2;
-		if (tab->v[mid].addr <= a)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	/* Among symbols at or below a, the nearest one that covers it (sizes may nest). */
-	for (size_t i = lo; i-- > 0 && lo - i <= 8;) {
-		const struct sym *s = &tab->v[i];
-		if (a < s->addr + (s->size ? s->size : 1))
-			return s;
-	}
-	return NULL;
-}
-
-/* C++ names demangled, the parameter list dropped (plockstat prints ha_innobase::rnd_next). */
-static void put_name(const char *name, char *buf, size_t len)
-{
-	char *dm = NULL;
-	int status = -1;
-	if (demangle && name[0] == '_' && name[1] == 'Z')
-		dm = demangle(name, NULL, NULL, &status);
-	if (!dm || status != 0) {
-		snprintf(buf, len, "%s", name);
-		free(dm);
-		return;
-	}
-	int depth = 0;
-	char *cut = NULL;
-	for (char *p = dm; *p && !cut; p++) {
-		if (*p == '<')
-			depth++;
-		else if (*p == '>')
-			depth--;
-		else if (*p == '(' && depth == 0 && !(p - dm >= 8 && !strncmp(p - 8, "operator", 8)))
-			cut = p;
-	}
-	if (cut)
-		*cut = 0;
-	snprintf(buf, len, "%s", dm);
-	free(dm);
-}
-
-static void name_in(struct obj *o, const struct symtab *tab, uintptr_t addr, uintptr_t shown,
-		    char *buf, size_t len)
-{
-	if (!o->loaded)
-		load(o);
-	uintptr_t link = addr - o->bias;
-	const struct sym *s = lookup(tab, link);
-	if (!s) {
-		snprintf(buf, len, "%s`+0x%lx", o->base, (unsigned long)(shown - o->bias));
-		return;
-	}
-	char name[256];
-	put_name(s->name, name, sizeof(name));
-	uintptr_t off = shown - o->bias - s->addr;
-	if (off)
-		snprintf(buf, len, "%s`%s+0x%lx", o->base, name, (unsigned long)off);
-	else
-		snprintf(buf, len, "%s`%s", o->base, name);
+	pl_syms_end(&syms);
 }
 
 void prof_sym_code(uintptr_t pc, char *buf, size_t len)
 {
-	/* A return address: the call is the byte before it (which matters after a
-	 * call to a noreturn function, the last instruction of its caller). */
-	struct obj *o = pc ? find_obj(pc - 1, 0) : NULL;
-	if (!o) {
-		snprintf(buf, len, "0x%lx", (unsigned long)pc);
-		return;
-	}
-	name_in(o, &o->funcs, pc - 1, pc, buf, len);
+	pl_sym_code(&syms, pc, buf, len);
 }
 
 int prof_sym_data(uintptr_t addr, char *buf, size_t len)
 {
-	struct obj *o = find_obj(addr, 1);
-	if (!o)
-		return 0;
-	name_in(o, &o->data, addr, addr, buf, len);
-	return 1;
+	return pl_sym_data(&syms, addr, buf, len);
+}
+
+const char *prof_exe_name(void)
+{
+	return pl_exe_name();
 }

@@ -14,6 +14,9 @@
  *   24      __list.__prev   the lock: NULL until first use, then a slot of the
  *                           slab, CASed in once (two first lockers of a static
  *                           mutex agree on the winner's slot)
+ *   32      __list.__next   its class: NULL until chosen, then the algorithm
+ *                           serving it, or glibc's mark (LOCKLAB_SWAP_LOCK_FOR:
+ *                           not one of the chosen locks, glibc's for its life)
  *
  *   slab slot   the algorithm's state (ops->state_size): one 64-byte line
  *               (every registered algorithm fits LL_STATE_LINE_BYTES), whole
@@ -57,12 +60,19 @@
 #include <unistd.h>
 
 #include "locklab/ops.h"
+#include "../lib/core/json.h"
+#include "../preload/handoff.h"
+#include "../preload/symbols.h"
+
+#pragma weak locklab_prof_init_caller
 
 #define EXPORT __attribute__((visibility("default")))
 #define likely(x) __builtin_expect(!!(x), 1)
 #define unlikely(x) __builtin_expect(!!(x), 0)
 
 /* ------------------------------------------------------------ the overlay */
+
+struct swap_class;
 
 struct swap_mutex {
 	int glibc_lock;
@@ -72,7 +82,7 @@ struct swap_mutex {
 	int kind;
 	int spins;
 	void *slot;
-	void *unused;
+	struct swap_class *cls;
 };
 _Static_assert(sizeof(struct swap_mutex) == sizeof(pthread_mutex_t), "glibc's mutex layout");
 _Static_assert(offsetof(struct swap_mutex, kind) == offsetof(pthread_mutex_t, __data.__kind),
@@ -206,12 +216,31 @@ static inline unsigned self_id(void)
 
 /* ------------------------------------------------------------ configuration */
 
-static const struct ll_lock_ops *ops;   /* set once by config_load, then read-only */
-static int64_t config[LL_CONFIG_MAX];
+/*
+ * A class: one algorithm with its options, and the mutexes it serves.
+ * classes[0] is LOCKLAB_SWAP_LOCK's, for every mutex no site chose;
+ * classes[1..nsites] are LOCKLAB_SWAP_LOCK_FOR's sites, in the order given.
+ * With sites and no LOCKLAB_SWAP_LOCK, the mutexes no site chose get
+ * glibc_class: glibc's, for their whole life.  All set once by config_load,
+ * then read-only but for the counts.
+ */
+#define SWAP_SITES 64
+#define SWAP_SITE_LEN 512
+struct swap_class {
+	const struct ll_lock_ops *ops;
+	int64_t config[LL_CONFIG_MAX];
+	char name[64], opts[256];
+	char site[SWAP_SITE_LEN];   /* "" for classes[0] */
+	atomic_ulong matched;       /* mutexes given this class (sites and glibc_class) */
+};
+static struct swap_class classes[1 + SWAP_SITES], glibc_class;
+static int nsites;
+static struct swap_class *rest;   /* classes[0], or glibc_class */
+#define GLIBC_CLASS (&glibc_class)
+
 static size_t slot_bytes;
 static int stats_line;
-static char stats_json[512];
-static char lock_name[64], lock_opts[256];
+static char stats_json[512], sites_json[512];
 static atomic_int config_ready;
 static pthread_key_t flush_key;
 
@@ -253,6 +282,91 @@ static void flush_at_thread_exit(void *unused)
 	flush_counts();
 }
 
+/* An algorithm and its options into a class: 0, or nonzero with err filled. */
+static int class_set(struct swap_class *c, const char *name, size_t nlen, const char *opts,
+		     struct ll_error *err)
+{
+	char n[64];
+	snprintf(n, sizeof(n), "%.*s", (int)(nlen < sizeof(n) ? nlen : sizeof(n) - 1), name);
+	const struct ll_lock_ops *o = ll_algo_find(n, err);
+	if (!o)
+		return EINVAL;
+	ll_config_defaults(o, c->config);
+	if (ll_config_parse(o, opts, c->config, err))
+		return EINVAL;
+	snprintf(c->name, sizeof(c->name), "%s", o->name);
+	snprintf(c->opts, sizeof(c->opts), "%s", opts ? opts : "");
+	c->ops = o;
+	return 0;
+}
+
+static int lock_name_char(char ch)
+{
+	return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
+	       ch == '_' || ch == '-';
+}
+
+static void refuse_site(const char *entry, size_t len, const char *why)
+{
+	say("locklab: swap: lock-for '%.*s': %s", (int)(len < 300 ? len : 300), entry, why);
+	_exit(2);
+}
+
+/*
+ * LOCKLAB_SWAP_LOCK_FOR: "SITE=NAME[:OPTS];SITE=NAME..." (empty entries
+ * skipped).  A site is a lock's name as `locklab profile` prints it, which may
+ * hold '=' itself (C++'s operator=): the entry splits at the first '=' that a
+ * lock name follows, up to its end or a ':' and the options.
+ */
+static void sites_parse(const char *v)
+{
+	while (*v) {
+		const char *end = strchr(v, ';');
+		size_t len = end ? (size_t)(end - v) : strlen(v);
+		const char *e = v;
+		v += len + (end != NULL);
+		if (!len)
+			continue;
+		const char *eq = NULL, *name = NULL, *opts = NULL;
+		size_t nlen = 0;
+		for (const char *q = e; q < e + len && !eq; q++) {
+			if (*q != '=')
+				continue;
+			const char *n = q + 1;
+			while (n < e + len && lock_name_char(*n))
+				n++;
+			if (n > q + 1 && (n == e + len || *n == ':')) {
+				eq = q;
+				name = q + 1;
+				nlen = (size_t)(n - name);
+				opts = n < e + len ? n + 1 : NULL;
+			}
+		}
+		if (!eq)
+			refuse_site(e, len, "not SITE=LOCK or SITE=LOCK:OPTS");
+		if (eq == e)
+			refuse_site(e, len, "the site is empty");
+		if ((size_t)(eq - e) >= SWAP_SITE_LEN)
+			refuse_site(e, len, "the site is longer than 511 bytes");
+		if (nsites == SWAP_SITES)
+			refuse_site(e, len, "more than 64 sites");
+		struct swap_class *c = &classes[1 + nsites];
+		char o[256];
+		size_t olen = opts ? (size_t)(e + len - opts) : 0;
+		if (olen >= sizeof(o))
+			refuse_site(e, len, "options longer than 255 bytes");
+		snprintf(o, sizeof(o), "%.*s", (int)olen, opts ? opts : "");
+		struct ll_error err;
+		if (class_set(c, name, nlen, o, &err))
+			refuse_site(e, len, err.msg);
+		snprintf(c->site, sizeof(c->site), "%.*s", (int)(eq - e), e);
+		for (int i = 1; i <= nsites; i++)
+			if (!strcmp(classes[i].site, c->site))
+				refuse_site(e, len, "the site is given twice");
+		nsites++;
+	}
+}
+
 static void config_load(void)
 {
 	static atomic_int state;   /* 0 nobody, 1 loading, 2 done */
@@ -270,33 +384,40 @@ static void config_load(void)
 	tls.setup++;
 	real_resolve();
 	const char *name = getenv("LOCKLAB_SWAP_LOCK");
-	const char *opts = getenv("LOCKLAB_SWAP_LOCK_OPTS");
-	if (!name || !*name)
-		name = "ll";
-	struct ll_error err;
-	const struct ll_lock_ops *o = ll_algo_find(name, &err);
-	if (!o) {
-		say("locklab: swap: %s", err.msg);
-		_exit(2);
+	const char *lock_for = getenv("LOCKLAB_SWAP_LOCK_FOR");
+	if (lock_for)
+		sites_parse(lock_for);
+	/* Sites alone: every other mutex stays glibc's.  Neither: ll for all. */
+	if ((!name || !*name) && nsites) {
+		rest = GLIBC_CLASS;
+	} else {
+		struct ll_error err;
+		if (!name || !*name)
+			name = "ll";
+		if (class_set(&classes[0], name, strlen(name), getenv("LOCKLAB_SWAP_LOCK_OPTS"), &err)) {
+			say("locklab: swap: %s", err.msg);
+			_exit(2);
+		}
+		rest = &classes[0];
 	}
-	ll_config_defaults(o, config);
-	if (ll_config_parse(o, opts, config, &err)) {
-		say("locklab: swap: %s", err.msg);
-		_exit(2);
+	/* One slot size for all: the largest state of any class, in whole lines so
+	 * that no two slots share one (a state over the budget still works). */
+	for (int i = rest == GLIBC_CLASS; i <= nsites; i++) {
+		size_t line = LL_STATE_LINE_BYTES, bytes = classes[i].ops->state_size;
+		size_t need = bytes ? (bytes + line - 1) / line * line : line;
+		if (need > slot_bytes)
+			slot_bytes = need;
 	}
-	snprintf(lock_name, sizeof(lock_name), "%s", o->name);
-	snprintf(lock_opts, sizeof(lock_opts), "%s", opts ? opts : "");
-	/* Whole lines, so that no two slots share one (a state over the budget still works). */
-	size_t line = LL_STATE_LINE_BYTES;
-	slot_bytes = o->state_size ? (o->state_size + line - 1) / line * line : line;
 	const char *s = getenv("LOCKLAB_SWAP_STATS");
 	stats_line = s && *s && strcmp(s, "0");
 	s = getenv("LOCKLAB_SWAP_STATS_JSON");
 	if (s)
 		snprintf(stats_json, sizeof(stats_json), "%s", s);
+	s = getenv("LOCKLAB_SWAP_SITES_JSON");
+	if (s)
+		snprintf(sites_json, sizeof(sites_json), "%s", s);
 	if (stats_line || stats_json[0])
 		pthread_key_create(&flush_key, flush_at_thread_exit);
-	ops = o;
 	tls.setup--;
 	tls.busy--;
 	/* Release: ops, config and the settings above before anyone reads them. */
@@ -378,6 +499,125 @@ static void slab_release(void *p)
 	slab_unlock();
 }
 
+/* ------------------------------------------------- choosing a mutex's lock */
+
+/*
+ * With sites (LOCKLAB_SWAP_LOCK_FOR), a mutex is named as the profiler names
+ * it, by the same code (src/preload/symbols.c), once, when it gets its
+ * class: a static mutex (in an object's data) by its symbol, "object`symbol"
+ * or "object`symbol+0x40", at its pthread_mutex_init or, for a static
+ * initializer, at its first use; a heap mutex by the call site of its
+ * pthread_mutex_init, "object`function+0x1a2", the decision cached per call
+ * site address.  A heap mutex no pthread_mutex_init made (zeroed memory) has
+ * no site: the profiler names it by its first contended caller, unknown when
+ * its lock must be chosen, so it gets the rest's.
+ *
+ * Naming runs inside whatever called us (an allocator, say): no malloc (the
+ * symbol tables live in an arena, the files are mmap'd), no loader lock
+ * (objects are found with _dl_find_object), and one namer at a time behind a
+ * test-and-set guard, which fork takes first.
+ */
+static struct pl_arena name_arena;
+static struct pl_syms names = { .arena = &name_arena };
+static atomic_flag name_guard = ATOMIC_FLAG_INIT;
+
+#define SITE_CACHE 4096   /* call sites remembered (a power of two) */
+#define SITE_PROBES 16
+static struct {
+	_Atomic uintptr_t pc;                /* 0: free; set once, after cls */
+	struct swap_class *_Atomic cls;
+} site_cache[SITE_CACHE];
+
+static void name_lock(void)
+{
+	/* Acquire pairs with name_unlock's release: the symbol tables and the cache. */
+	while (atomic_flag_test_and_set_explicit(&name_guard, memory_order_acquire))
+		sched_yield();
+	tls.busy++;   /* a mutex call from in here (none expected) is glibc's */
+}
+
+static void name_unlock(void)
+{
+	tls.busy--;
+	atomic_flag_clear_explicit(&name_guard, memory_order_release);
+}
+
+static struct swap_class *class_named(const char *name)
+{
+	for (int i = 1; i <= nsites; i++)
+		if (!strcmp(classes[i].site, name))
+			return &classes[i];
+	return rest;
+}
+
+static inline uint32_t site_hash(uintptr_t pc)
+{
+	return (uint32_t)((pc * 0x9e3779b97f4a7c15ull) >> 40) & (SITE_CACHE - 1);
+}
+
+static struct swap_class *site_class(uintptr_t pc)
+{
+	uint32_t h = site_hash(pc);
+	for (uint32_t k = 0; k < SITE_PROBES; k++) {
+		/* Acquire pairs with the release store of pc below: cls is set. */
+		uintptr_t cur = atomic_load_explicit(&site_cache[(h + k) & (SITE_CACHE - 1)].pc,
+						     memory_order_acquire);
+		if (cur == pc)
+			return atomic_load_explicit(&site_cache[(h + k) & (SITE_CACHE - 1)].cls,
+						    memory_order_relaxed);
+		if (!cur)
+			break;
+	}
+	char name[SWAP_SITE_LEN + 64];
+	name_lock();
+	pl_syms_know(&names, pc - 1);
+	pl_sym_code(&names, pc, name, sizeof(name));
+	struct swap_class *c = class_named(name);
+	for (uint32_t k = 0; k < SITE_PROBES; k++) {
+		uint32_t i = (h + k) & (SITE_CACHE - 1);
+		uintptr_t cur = atomic_load_explicit(&site_cache[i].pc, memory_order_relaxed);
+		if (cur == pc)
+			break;   /* another namer was here first */
+		if (cur)
+			continue;
+		atomic_store_explicit(&site_cache[i].cls, c, memory_order_relaxed);
+		/* Release: cls before the key that makes it found. */
+		atomic_store_explicit(&site_cache[i].pc, pc, memory_order_release);
+		break;
+	}   /* full: named again next time, the same way */
+	name_unlock();
+	return c;
+}
+
+static struct swap_class *static_class(const void *m)
+{
+	char name[SWAP_SITE_LEN + 64];
+	struct swap_class *c = rest;
+	name_lock();
+	if (pl_syms_know(&names, (uintptr_t)m) && pl_sym_data(&names, (uintptr_t)m, name, sizeof(name)))
+		c = class_named(name);
+	name_unlock();
+	return c;
+}
+
+/* The class of a mutex getting one now: at its init (pc: the program's call
+ * site) or at its first use (pc 0). */
+static struct swap_class *choose(const void *m, uintptr_t pc)
+{
+	if (!nsites)
+		return rest;
+	struct dl_find_object fo;
+	if (_dl_find_object((void *)m, &fo) == 0)
+		return static_class(m);
+	return pc ? site_class(pc) : rest;
+}
+
+static inline void chosen(struct swap_class *c)
+{
+	if (nsites)   /* relaxed: a count read at exit */
+		atomic_fetch_add_explicit(&c->matched, 1, memory_order_relaxed);
+}
+
 /* --------------------------------------------------------------- the lock */
 
 static inline int passthrough(const struct swap_mutex *s)
@@ -387,15 +627,30 @@ static inline int passthrough(const struct swap_mutex *s)
 	return (k & ~(K_TYPE | K_ELISION)) != 0;
 }
 
+/* The mutex's slot, made now; NULL when its class is glibc's. */
 static void *slot_create(struct swap_mutex *s)
 {
+	/* Relaxed: a class is a pointer to configuration complete since config_load;
+	 * first users that race agree by the CAS (the winner's class holds). */
+	struct swap_class *c = __atomic_load_n(&s->cls, __ATOMIC_RELAXED);
+	if (!c) {
+		struct swap_class *mine = choose(s, 0);
+		if (__atomic_compare_exchange_n(&s->cls, &c, mine, 0, __ATOMIC_RELAXED,
+						__ATOMIC_RELAXED)) {
+			c = mine;
+			chosen(c);
+		}
+	}
+	if (c == GLIBC_CLASS)
+		return NULL;
+	const struct ll_lock_ops *ops = c->ops;
 	void *p = slab_alloc();
 	if (!p) {
 		say("locklab: swap: out of memory for a lock (mmap failed)");
 		abort();
 	}
 	tls.busy++;
-	int rc = ops->init(p, config);
+	int rc = ops->init(p, c->config);
 	tls.busy--;
 	if (rc) {
 		say("locklab: swap: %s: init failed (%s)", ops->name, strerror(rc));
@@ -466,9 +721,31 @@ static int to_mono(clockid_t clk, const struct timespec *abs, struct timespec *o
 	return 0;
 }
 
+/* A mutex whose class, chosen at its first use just now, is glibc's. */
+static int glibc_acquire(pthread_mutex_t *m, enum how how, clockid_t clk,
+			 const struct timespec *abs)
+{
+	switch (how) {
+	case H_TRY:
+		return REAL(mutex_trylock)(m);
+	case H_TIMED:
+		if (clk == CLOCK_REALTIME || !real.mutex_clocklock)
+			return REAL(mutex_timedlock)(m, abs);
+		return REAL(mutex_clocklock)(m, clk, abs);
+	default:
+		return REAL(mutex_lock)(m);
+	}
+}
+
 static int acquire(pthread_mutex_t *m, enum how how, clockid_t clk, const struct timespec *abs)
 {
 	struct swap_mutex *s = SM(m);
+	/* The slot first: a mutex that turns out glibc's keeps glibc's owner field. */
+	void *p = slot_of(s);
+	if (unlikely(!p))
+		return glibc_acquire(m, how, clk, abs);
+	/* Relaxed: set before the slot, which slot_of loaded with acquire. */
+	const struct ll_lock_ops *ops = __atomic_load_n(&s->cls, __ATOMIC_RELAXED)->ops;
 	int type = __atomic_load_n(&s->kind, __ATOMIC_RELAXED) & K_TYPE;
 	unsigned me = 0;
 	if (type == PTHREAD_MUTEX_RECURSIVE || type == PTHREAD_MUTEX_ERRORCHECK) {
@@ -482,7 +759,6 @@ static int acquire(pthread_mutex_t *m, enum how how, clockid_t clk, const struct
 			return 0;
 		}
 	}
-	void *p = slot_of(s);
 	int rc = 0, contended = 0;
 	tls.busy++;
 	switch (how) {
@@ -534,12 +810,14 @@ static int release(pthread_mutex_t *m)
 	if (unlikely(!p))
 		return EPERM;   /* never locked */
 	tls.busy++;
-	ops->unlock(p);
+	__atomic_load_n(&s->cls, __ATOMIC_RELAXED)->ops->unlock(p);
 	tls.busy--;
 	return 0;
 }
 
-#define GLIBC(s) (unlikely(tls.busy) || unlikely(passthrough(SM(s))))
+/* Relaxed: the class is set once, at init or first use (see slot_create). */
+#define GLIBC(s) (unlikely(tls.busy) || unlikely(passthrough(SM(s))) || \
+		  unlikely(__atomic_load_n(&SM(s)->cls, __ATOMIC_RELAXED) == GLIBC_CLASS))
 
 EXPORT int pthread_mutex_init(pthread_mutex_t *m, const pthread_mutexattr_t *a)
 {
@@ -556,6 +834,16 @@ EXPORT int pthread_mutex_init(pthread_mutex_t *m, const pthread_mutexattr_t *a)
 		: k & K_PSHARED ? PASS_PSHARED : -1;
 	if (why >= 0)   /* relaxed: a total read at exit */
 		atomic_fetch_add_explicit(&totals.passthrough[why], 1, memory_order_relaxed);
+	if (unlikely(!atomic_load_explicit(&config_ready, memory_order_acquire)))
+		config_load();
+	if (why < 0 && nsites) {
+		/* Behind the profiler, our caller is the profiler: it says whose call this is. */
+		uintptr_t pc = locklab_prof_init_caller ? locklab_prof_init_caller() : 0;
+		struct swap_class *c = choose(m, pc ? pc : (uintptr_t)__builtin_return_address(0));
+		/* Relaxed: the program publishes the mutex after its init. */
+		__atomic_store_n(&SM(m)->cls, c, __ATOMIC_RELAXED);
+		chosen(c);
+	}
 	return 0;
 }
 
@@ -569,7 +857,7 @@ EXPORT int pthread_mutex_destroy(pthread_mutex_t *m)
 	void *p = __atomic_exchange_n(&s->slot, NULL, __ATOMIC_ACQ_REL);
 	if (p) {
 		tls.busy++;
-		ops->destroy(p);
+		__atomic_load_n(&s->cls, __ATOMIC_RELAXED)->ops->destroy(p);
 		tls.busy--;
 		slab_release(p);
 	}
@@ -758,17 +1046,20 @@ EXPORT int pthread_cond_broadcast(pthread_cond_t *c)
 
 static void before_fork(void)
 {
+	name_lock();
 	slab_lock();
 }
 
 static void after_fork_parent(void)
 {
 	slab_unlock();
+	name_unlock();
 }
 
 static void after_fork_child(void)
 {
 	slab_unlock();
+	name_unlock();
 	/* Only this thread exists: no guard is held, no waiter is left. */
 	for (int i = 0; i < SWAP_GUARDS; i++) {
 		memset(&guards[i].m, 0, sizeof(guards[i].m));
@@ -781,6 +1072,9 @@ static void after_fork_child(void)
 	atomic_store_explicit(&totals.mutexes, 0, memory_order_relaxed);
 	for (int i = 0; i < PASS_N; i++)
 		atomic_store_explicit(&totals.passthrough[i], 0, memory_order_relaxed);
+	for (int i = 0; i <= nsites; i++)
+		atomic_store_explicit(&classes[i].matched, 0, memory_order_relaxed);
+	atomic_store_explicit(&glibc_class.matched, 0, memory_order_relaxed);
 	tls.acq = tls.cont = 0;
 }
 
@@ -794,9 +1088,116 @@ __attribute__((constructor)) static void swap_ctor(void)
 	pthread_atfork(before_fork, after_fork_parent, after_fork_child);
 }
 
+/* ------------------------------------------------------------- reporting */
+
+/* Text built without malloc, into a buffer of the caller's: cut short when full. */
+struct out {
+	char *p;
+	size_t len, cap;
+};
+
+static void out_printf(struct out *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void out_printf(struct out *o, const char *fmt, ...)
+{
+	if (o->len + 1 >= o->cap)
+		return;
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(o->p + o->len, o->cap - o->len, fmt, ap);
+	va_end(ap);
+	if (n > 0)
+		o->len = o->len + (size_t)n < o->cap ? o->len + (size_t)n : o->cap - 1;
+}
+
+static void out_sink(void *ctx, const char *p, size_t n)
+{
+	struct out *o = ctx;
+	out_printf(o, "%.*s", (int)n, p);
+}
+
+static void out_str(struct out *o, const char *s)
+{
+	ll_json_string(s, out_sink, o);
+}
+
+/* "lock": ..., "lock_opts": ..., "lock_for": [...], with the counts or without. */
+static void put_config_json(struct out *o, int counts)
+{
+	out_printf(o, "\"lock\": ");
+	out_str(o, rest == GLIBC_CLASS ? NULL : classes[0].name);
+	out_printf(o, ", \"lock_opts\": ");
+	out_str(o, rest == GLIBC_CLASS ? "" : classes[0].opts);
+	out_printf(o, ", \"lock_for\": [");
+	for (int i = 1; i <= nsites; i++) {
+		out_printf(o, "%s{\"site\": ", i > 1 ? ", " : "");
+		out_str(o, classes[i].site);
+		out_printf(o, ", \"lock\": ");
+		out_str(o, classes[i].name);
+		out_printf(o, ", \"lock_opts\": ");
+		out_str(o, classes[i].opts);
+		if (counts)
+			out_printf(o, ", \"matched\": %lu",
+				   atomic_load_explicit(&classes[i].matched, memory_order_relaxed));
+		out_printf(o, "}");
+	}
+	out_printf(o, "]");
+	if (counts)
+		out_printf(o, ", \"not_chosen\": %lu",
+			   atomic_load_explicit(&glibc_class.matched, memory_order_relaxed));
+}
+
+EXPORT void locklab_swap_describe(int json, char *buf, size_t len)
+{
+	struct out o = { buf, 0, len };
+	if (!len)
+		return;
+	buf[0] = 0;
+	if (!atomic_load_explicit(&config_ready, memory_order_acquire))
+		config_load();
+	if (json) {
+		out_printf(&o, "{");
+		put_config_json(&o, 0);
+		out_printf(&o, "}");
+		return;
+	}
+	if (rest != GLIBC_CLASS)
+		out_printf(&o, "%s%s%s%s", classes[0].name, classes[0].opts[0] ? " (" : "",
+			   classes[0].opts, classes[0].opts[0] ? ")" : "");
+	for (int i = 1; i <= nsites; i++)
+		out_printf(&o, "%s%s%s%s%s for %s", i > 1 || rest != GLIBC_CLASS ? "; " : "",
+			   classes[i].name, classes[i].opts[0] ? " (" : "", classes[i].opts,
+			   classes[i].opts[0] ? ")" : "", classes[i].site);
+	if (nsites)
+		out_printf(&o, "; %s for the rest", rest == GLIBC_CLASS ? "glibc" : classes[0].name);
+}
+
+/* One write with O_APPEND: processes appending at once do not interleave. */
+static void append_line(const char *path, const struct out *o)
+{
+	int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+	if (fd < 0) {
+		say("locklab: swap: %s: %s", path, strerror(errno));
+		return;
+	}
+	ssize_t w = write(fd, o->p, o->len);
+	(void)w;
+	close(fd);
+}
+
+static char report_buf[1 << 17];   /* the exit reports' text (64 sites of 511 bytes fit) */
+
 __attribute__((destructor)) static void swap_dtor(void)
 {
-	if (!atomic_load_explicit(&config_ready, memory_order_acquire) || !counting())
+	if (!atomic_load_explicit(&config_ready, memory_order_acquire))
+		return;
+	struct out o = { report_buf, 0, sizeof(report_buf) };
+	if (sites_json[0]) {
+		out_printf(&o, "{\"pid\": %d, ", (int)getpid());
+		put_config_json(&o, 1);
+		out_printf(&o, "}\n");
+		append_line(sites_json, &o);
+	}
+	if (!counting())
 		return;
 	flush_counts();
 	unsigned long pass[PASS_N], npass = 0;
@@ -806,34 +1207,33 @@ __attribute__((destructor)) static void swap_dtor(void)
 	unsigned long acq = atomic_load_explicit(&totals.acquisitions, memory_order_relaxed);
 	unsigned long cont = atomic_load_explicit(&totals.contended, memory_order_relaxed);
 	unsigned long conds = atomic_load_explicit(&totals.conds, memory_order_relaxed);
-	if (stats_line)
-		say("locklab: swap pid %d lock %s: %lu mutexes (%zu bytes each), %lu acquisitions, "
-		    "%lu contended, %lu passed to glibc, %lu condvar waits",
-		    (int)getpid(), lock_name, mx, slot_bytes, acq, cont, npass, conds);
-	if (stats_json[0]) {
-		char buf[1024], optq[300];
-		size_t o = 0;
-		/* Options are k=v,k=v of knob names and numbers: nothing to escape but quotes. */
-		for (const char *q = lock_opts; *q && o < sizeof(optq) - 2; q++)
-			if (*q != '"' && *q != '\\')
-				optq[o++] = *q;
-		optq[o] = 0;
-		int n = snprintf(buf, sizeof(buf),
-				 "{\"pid\": %d, \"lock\": \"%s\", \"lock_opts\": \"%s\", "
-				 "\"mutexes\": %lu, \"slot_bytes\": %zu, \"acquisitions\": %lu, "
-				 "\"contended\": %lu, \"passthrough\": {\"%s\": %lu, \"%s\": %lu, "
-				 "\"%s\": %lu, \"%s\": %lu}, \"conds\": %lu}\n",
-				 (int)getpid(), lock_name, optq, mx, slot_bytes, acq, cont,
-				 pass_names[0], pass[0], pass_names[1], pass[1], pass_names[2],
-				 pass[2], pass_names[3], pass[3], conds);
-		int fd = open(stats_json, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
-		if (fd < 0) {
-			say("locklab: swap: %s: %s", stats_json, strerror(errno));
-			return;
+	if (stats_line) {
+		o.len = 0;
+		out_printf(&o, "locklab: swap pid %d lock %s: %lu mutexes (%zu bytes each), "
+			   "%lu acquisitions, %lu contended, %lu passed to glibc, %lu condvar waits",
+			   (int)getpid(), rest == GLIBC_CLASS ? "glibc" : classes[0].name, mx,
+			   slot_bytes, acq, cont, npass, conds);
+		for (int i = 1; i <= nsites; i++) {
+			unsigned long n = atomic_load_explicit(&classes[i].matched, memory_order_relaxed);
+			out_printf(&o, "%s%s %s: %lu%s", i == 1 ? "; lock-for " : ", ", classes[i].site,
+				   classes[i].name, n, n ? "" : " (matched nothing)");
 		}
-		/* One write with O_APPEND: processes appending at once do not interleave. */
-		ssize_t w = write(fd, buf, (size_t)n);
+		if (nsites)
+			out_printf(&o, "; %lu not chosen",
+				   atomic_load_explicit(&glibc_class.matched, memory_order_relaxed));
+		out_printf(&o, "\n");
+		ssize_t w = write(2, o.p, o.len);
 		(void)w;
-		close(fd);
+	}
+	if (stats_json[0]) {
+		o.len = 0;
+		out_printf(&o, "{\"pid\": %d, ", (int)getpid());
+		put_config_json(&o, 1);
+		out_printf(&o, ", \"mutexes\": %lu, \"slot_bytes\": %zu, \"acquisitions\": %lu, "
+			   "\"contended\": %lu, \"passthrough\": {\"%s\": %lu, \"%s\": %lu, "
+			   "\"%s\": %lu, \"%s\": %lu}, \"conds\": %lu}\n",
+			   mx, slot_bytes, acq, cont, pass_names[0], pass[0], pass_names[1], pass[1],
+			   pass_names[2], pass[2], pass_names[3], pass[3], conds);
+		append_line(stats_json, &o);
 	}
 }

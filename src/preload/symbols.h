@@ -1,0 +1,53 @@
+/*
+ * symbols.h: names for code and static data inside the running process, as
+ * plockstat prints them ("object`symbol+0x1c"), for the preloaded libraries:
+ * the profiler names locks and frames with it at report time, the lock
+ * swapper names a mutex the same way to decide whether it is one the user
+ * chose (`locklab run --lock-for`).  Same code, so the same name.
+ *
+ * No malloc anywhere (the object list and symbol tables live in the owner's
+ * arena, the files are mmap'd) unless the owner's demangle hook mallocs, and
+ * no lock but the loader's in pl_syms_begin.  Not thread-safe: one caller at
+ * a time per struct pl_syms.
+ */
+#ifndef LOCKLAB_PRELOAD_SYMBOLS_H
+#define LOCKLAB_PRELOAD_SYMBOLS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "arena.h"
+
+struct pl_obj;
+
+struct pl_syms {
+	/* The owner's: */
+	struct pl_arena *arena;
+	/* C++ names: 0 and the demangled name in buf, or nonzero to keep the
+	 * linked one.  NULL: every name as linked. */
+	int (*demangle)(const char *name, char *buf, size_t len);
+	/* symbols.c's: */
+	struct pl_obj *objs;
+	int nobjs;
+};
+
+/* The loaded objects, afresh (their symbols are read when first asked for):
+ * dl_iterate_phdr, which takes the loader's lock. */
+void pl_syms_begin(struct pl_syms *s);
+/* Make sure the object holding addr is known, by _dl_find_object (no lock, no
+ * malloc: safe where the loader's lock may be held by someone waiting on the
+ * caller); 0 when no object holds addr (the heap, a stack). */
+int pl_syms_know(struct pl_syms *s, uintptr_t addr);
+/* Unmap the files read; the arena is the owner's to reset. */
+void pl_syms_end(struct pl_syms *s);
+
+/* "object`symbol+0x1c" for a code address (a return address: looked up at pc-1). */
+void pl_sym_code(struct pl_syms *s, uintptr_t pc, char *buf, size_t len);
+/* Static data: "object`symbol+0x8"; returns 0 when addr is not in any object's data. */
+int pl_sym_data(struct pl_syms *s, uintptr_t addr, char *buf, size_t len);
+
+/* The running program's path (/proc/self/exe), read once; forget it after an exec. */
+const char *pl_exe_name(void);
+void pl_exe_forget(void);
+
+#endif

@@ -1,0 +1,167 @@
+"""`locklab run --lock-for SITE=NAME`: only the mutexes the profiler names SITE swapped,
+the rest glibc's (or --lock's); and `locklab profile --lock`: a swapped program profiled.
+
+The program (tests/c/swap/sites.c) has a hot static mutex, a static array of cold ones,
+and two pthread_mutex_init sites on the heap (16 normal mutexes, 3 recursive ones):
+24 mutexes, each guarding counters it prints, so a lock that fails to exclude shows."""
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from conftest import locklab, one_line_error
+from locklab import native
+
+ROOT = Path(__file__).resolve().parents[2]
+SITES = ROOT / "tests" / "c" / "swap" / "sites.c"
+NCOLD, NPOOL, NSPARE = 4, 16, 3
+ALL = 1 + NCOLD + NPOOL + NSPARE
+
+
+@pytest.fixture(autouse=True)
+def _built():
+    for lib in ("liblocklab-swap.so", "liblocklab-prof.so"):
+        if not (native.native_dir() / lib).is_file():
+            pytest.skip(f"{lib} not built (sanitized build)")
+
+
+@pytest.fixture(scope="module")
+def sites(tmp_path_factory):
+    exe = tmp_path_factory.mktemp("sites") / "sites"
+    subprocess.run(["cc", "-O2", "-g", "-pthread", str(SITES), "-o", str(exe)], check=True)
+    return exe
+
+
+@pytest.fixture(scope="module")
+def names(sites, tmp_path_factory):
+    """The profiler's names of the program's locks: {name: lock entry}, first the hottest."""
+    out = tmp_path_factory.mktemp("profile") / "p.json"
+    res = locklab("profile", "--json", "-o", out, "--", sites, "4", "3000", "20000")
+    assert res.returncode == 0, res.stderr
+    doc = json.loads(out.read_text())
+    assert doc["processes"][0]["swap"] is None   # nothing swapped: glibc's locks
+    return {lk["name"]: lk for lk in doc["processes"][0]["locks"]}
+
+
+def heap_site(names, function):
+    """The name of the heap locks FUNCTION made: its pthread_mutex_init call site."""
+    found = [n for n, lk in names.items()
+             if lk["where"] == "heap" and n.startswith(f"sites`{function}+0x")]
+    assert len(found) == 1, names.keys()
+    return found[0]
+
+
+def counts_right(stdout):
+    got = json.loads(stdout)
+    for key in ("hot", "cold", "pool", "spare"):
+        assert got[key] == got["expected"], got
+    assert got["handoffs"] == got["expected_handoffs"], got
+
+
+def run_stats(tmp_path, sites, *opts, args=("4", "2000")):
+    stats = tmp_path / "stats.jsonl"
+    res = locklab("run", *opts, "--stats-json", stats, "--", sites, *args)
+    assert res.returncode == 0, res.stderr
+    counts_right(res.stdout)
+    lines = stats.read_text().splitlines()
+    assert len(lines) == 1
+    return json.loads(lines[0]), res
+
+
+def test_the_profiles_first_lock_alone_is_swapped(tmp_path, sites, names):
+    first = next(iter(names))
+    assert first == "sites`hot_lock" and names[first]["count"] > 0
+    st, res = run_stats(tmp_path, sites, "--lock-for", f"{first}=tas")
+    assert st["lock"] is None   # the rest stays glibc's
+    assert st["lock_for"] == [{"site": first, "lock": "tas", "lock_opts": "", "matched": 1}]
+    assert st["mutexes"] == 1   # one slot: the hot lock's
+    assert st["not_chosen"] == ALL - 1
+    assert st["acquisitions"] >= 4 * 2000
+    assert "matched no mutex" not in res.stderr
+
+
+def test_a_heap_site_swaps_every_mutex_it_made(tmp_path, sites, names):
+    pool = heap_site(names, "make_pool")
+    st, _ = run_stats(tmp_path, sites, "--lock-for", f"{pool}=ttas:spin=yield")
+    assert st["lock_for"] == [{"site": pool, "lock": "ttas", "lock_opts": "spin=yield",
+                               "matched": NPOOL}]
+    assert st["mutexes"] == NPOOL
+    assert st["not_chosen"] == ALL - NPOOL
+
+
+def test_sites_get_their_own_locks_and_lock_serves_the_rest(tmp_path, sites, names):
+    spare = heap_site(names, "make_spare")   # recursive mutexes
+    cold = "sites`cold_locks+0x28"     # the second of a static array
+    assert cold in names
+    st, _ = run_stats(tmp_path, sites, "--lock", "futex", "--lock-for", f"{cold}=mcs:spin=yield",
+                      "--lock-for", f"{spare}=ticket")
+    assert st["lock"] == "futex"
+    assert [(s["site"], s["lock"], s["matched"]) for s in st["lock_for"]] == \
+        [(cold, "mcs", 1), (spare, "ticket", NSPARE)]
+    assert st["mutexes"] == ALL and st["not_chosen"] == 0
+
+
+def test_a_site_that_matches_nothing_is_reported(tmp_path, sites):
+    st, res = run_stats(tmp_path, sites, "--lock-for", "sites`no_such_lock=tas")
+    assert st["lock_for"][0]["matched"] == 0 and st["mutexes"] == 0
+    assert st["not_chosen"] == ALL
+    lines = [ln for ln in res.stderr.splitlines() if "matched no mutex" in ln]
+    assert lines == ["locklab: run: --lock-for site 'sites`no_such_lock' matched no mutex in "
+                     "its process (a site is a lock's name as `locklab profile` prints it)"]
+
+
+@pytest.mark.parametrize("opts, why", [
+    (["--lock-for", "=tas"], "the site is empty"),
+    (["--lock-for", "sites`hot_lock"], "not SITE=LOCK"),
+    (["--lock-for", "sites`hot_lock=nope"], "unknown lock 'nope'"),
+    (["--lock-for", "sites`hot_lock=tas:spin=bogus"], "unknown value 'bogus'"),
+    (["--lock-for", "a`b=tas", "--lock-for", "a`b=ttas"], "given twice"),
+    (["--lock-for", "a`b;c=tas"], "';' cannot be"),
+    (["--lock-opts", "spin=yield", "--lock-for", "a`b=tas"], "give --lock too"),
+    ([], "which locks?"),
+])
+@pytest.mark.parametrize("verb", ["run", "profile"])
+def test_refusals_are_one_line_before_running(tmp_path, verb, opts, why):
+    if verb == "profile" and not opts:
+        return   # profile without a lock profiles glibc's locks: nothing to refuse
+    marker = tmp_path / "ran"
+    line = one_line_error(locklab(verb, *opts, "--", "touch", marker))
+    assert why in line, line
+    assert not marker.exists()
+
+
+def test_profile_with_a_swapped_lock(tmp_path, sites):
+    out = tmp_path / "p.json"
+    res = locklab("profile", "--json", "-o", out, "--lock", "ttas", "--", sites, "4", "3000",
+                  "20000")
+    assert res.returncode == 0, res.stderr
+    counts_right(res.stdout)
+    rep = json.loads(out.read_text())["processes"][0]
+    assert rep["swap"] == {"lock": "ttas", "lock_opts": "", "lock_for": []}
+    hot = rep["locks"][0]
+    assert hot["name"] == "sites`hot_lock" and hot["count"] > 0
+    # Waits are timed through the swapped lock, and charged to its holders' stacks (the
+    # swapped lock leaves glibc's word 0: the profiler marks it to see the waiters).
+    assert sum(e["count"] for e in hot["events"] if e["event"] == "mutex") > 0
+    assert sum(h["blame_ns"] for h in hot["holders"] if h["count"]) > 0
+    text = locklab("profile", "--lock", "ttas", "--lock-opts", "spin=yield", "--", sites, "2",
+                   "200", "0")
+    assert text.returncode == 0, text.stderr
+    assert "mutexes served by liblocklab-swap: ttas (spin=yield)\n" in text.stdout
+
+
+def test_profile_behind_the_profiler_still_names_heap_sites(tmp_path, sites, names):
+    """The swapper is called by the profiler there: the profiler hands it the program's
+    call site, so a heap site matches as it does without the profiler."""
+    pool = heap_site(names, "make_pool")
+    out = tmp_path / "p.json"
+    res = locklab("profile", "--json", "-o", out, "--lock-for", f"{pool}=tas",
+                  "--lock-for", "sites`no_such_lock=tas", "--", sites, "4", "2000")
+    assert res.returncode == 0, res.stderr
+    counts_right(res.stdout)
+    warned = [ln for ln in res.stderr.splitlines() if "matched no mutex" in ln]
+    assert len(warned) == 1 and "no_such_lock" in warned[0], res.stderr
+    rep = json.loads(out.read_text())["processes"][0]
+    assert rep["swap"]["lock"] is None
+    assert [s["site"] for s in rep["swap"]["lock_for"]] == [pool, "sites`no_such_lock"]
