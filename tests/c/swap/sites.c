@@ -9,11 +9,14 @@
  *
  * Every mutex guards plain counters; a condvar hand-off runs on hot_lock and
  * on cold_locks[0], so both a chosen and an unchosen mutex wait on a condvar.
+ * The threads start against a held hot_lock (main keeps it until all have
+ * arrived, and 50 ms more), so it has waiters however loaded the machine is.
  *
  *   sites [THREADS [ITERS [HOLD]]]   prints {"hot": N, "cold": N, "pool": N, "spare": N,
  *                             "handoffs": N, "expected": N} on stdout
  */
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
@@ -80,10 +83,14 @@ static void handoff(pthread_mutex_t *m, pthread_cond_t *c, long *token, long me,
 }
 
 static long nthreads;
+static atomic_long arrived;
 
 static void *worker(void *arg)
 {
 	long id = (long)arg;
+	atomic_fetch_add(&arrived, 1);
+	pthread_mutex_lock(&hot_lock);     /* held by main: every thread waits here once */
+	pthread_mutex_unlock(&hot_lock);
 	for (long i = 0; i < iters; i++) {
 		pthread_mutex_lock(&hot_lock);
 		hot_count++;
@@ -128,8 +135,13 @@ int main(int argc, char **argv)
 	if (!pool || !spare)
 		return 1;
 	pthread_t t[64];
+	pthread_mutex_lock(&hot_lock);
 	for (long i = 0; i < nthreads; i++)
 		pthread_create(&t[i], NULL, worker, (void *)i);
+	while (atomic_load(&arrived) < nthreads)
+		nanosleep(&(struct timespec){ 0, 1000000 }, NULL);
+	nanosleep(&(struct timespec){ 0, 50000000 }, NULL);
+	pthread_mutex_unlock(&hot_lock);
 	for (long i = 0; i < nthreads; i++)
 		pthread_join(t[i], NULL);
 	long cold = 0, npool = 0, nspare = 0;
