@@ -300,9 +300,10 @@ def pprof(reports: list[dict]) -> bytes:
 def run(args, cmd: list[str]) -> int:
     if not cmd:
         raise LocklabError("no command to profile: locklab profile [options] -- CMD [ARGS]")
-    resolve_program(cmd[0])
+    program = resolve_program(cmd[0])
     if swap.wanted(args):
         swap.check_arguments(args)
+        swap.mangled_sites(args, program)
         swap.check_lock(swap.environment(dict(os.environ), args, swap.library_path()))
     fmt = "json" if args.json else "folded" if args.folded else "pprof" if args.pprof else "text"
     if fmt == "pprof" and not args.output and sys.stdout.isatty():

@@ -3,7 +3,11 @@ settings from the command line, the library's own check of them, and the sites
 of --lock-for that matched no mutex (docs/swap.md).
 
 A site is a lock's name as `locklab profile` prints it; the library names each
-mutex with the profiler's own code and compares.  The sites' counts come back
+mutex with the profiler's own code and compares.  Inside the program the library
+cannot demangle C++ names (__cxa_demangle allocates), so a site whose symbol is a
+demangled name (`mariadbd`tdc_init+0xd8` for _Z8tdc_initv) is handed to it as
+every mangled symbol of that module that the profiler prints that way
+(`mangled_sites`, from the module's own symbol tables).  The sites' counts come back
 through LOCKLAB_SWAP_SITES_JSON, a file of one JSON object per process that
 this module reads after the run.
 """
@@ -11,6 +15,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -88,13 +93,111 @@ def check_lock(env: dict[str, str]) -> None:
         raise LocklabError(why)
 
 
+SITE = re.compile(r"^(?P<module>[^`]+)`(?P<symbol>.+?)(?P<offset>\+0x[0-9a-fA-F]+)?$")
+
+
+def profiler_name(demangled: str) -> str:
+    """A demangled C++ name as the profiler prints it: the parameter list dropped
+    (at the first '(' outside template brackets that is not operator())."""
+    depth = 0
+    for i, ch in enumerate(demangled):
+        if ch == "<":
+            depth += 1
+        elif ch == ">":
+            depth -= 1
+        elif ch == "(" and depth == 0 and not demangled[:i].endswith("operator"):
+            return demangled[:i]
+    return demangled
+
+
+def _nm(path: Path, *flags: str) -> list[str]:
+    """The defined symbols' names, in nm's order (empty when nm cannot read it)."""
+    try:
+        proc = subprocess.run(["nm", "--defined-only", "--format=posix", *flags, str(path)],
+                              capture_output=True, text=True, timeout=120)
+    except (OSError, subprocess.TimeoutExpired):
+        return []
+    if proc.returncode != 0:
+        return []
+    # posix format: NAME TYPE VALUE [SIZE]; a demangled name may have spaces in it.
+    return [line.rsplit(" ", 3 if line.count(" ") >= 3 else 2)[0]
+            for line in proc.stdout.splitlines() if line.strip()]
+
+
+def symbol_names(path: Path) -> dict[str, set[str]]:
+    """{name as the profiler prints it: the module's raw symbols printed that way}."""
+    names: dict[str, set[str]] = {}
+    for table in ((), ("-D",)):
+        raw, shown = _nm(path, *table), _nm(path, *table, "-C")
+        if len(raw) != len(shown):
+            continue
+        for r, d in zip(raw, shown):
+            names.setdefault(profiler_name(d) if r.startswith("_Z") else r, set()).add(r)
+    return names
+
+
+def modules_of(program: Path) -> dict[str, Path]:
+    """The program's module names (basenames, as the profiler prints them) and files."""
+    found = {program.name: program}
+    try:
+        proc = subprocess.run(["ldd", str(program)], capture_output=True, text=True, timeout=60)
+    except (OSError, subprocess.TimeoutExpired):
+        return found
+    for line in proc.stdout.splitlines():
+        m = re.search(r"=>\s*(/\S+)", line) or re.match(r"\s*(/\S+)", line)
+        if m:
+            found.setdefault(Path(m.group(1)).name, Path(m.group(1)))
+    return found
+
+
+ENTRY = re.compile(r"=(?P<lock>[A-Za-z0-9_-]+)(?=:|$)")
+
+
+def split_entry(entry: str) -> tuple[str, str] | None:
+    """'SITE=LOCK[:OPTS]' -> (SITE, 'LOCK[:OPTS]') at the first '=' the library
+    would take (a site may hold '=', as in operator=); None when it has none."""
+    m = ENTRY.search(entry)
+    return (entry[:m.start()], entry[m.start() + 1:]) if m else None
+
+
+def mangled_sites(args, program: Path) -> None:
+    """Give each --lock-for site whose symbol is a demangled C++ name the mangled
+    symbols it stands for, as further sites with the same lock; args.site_origin
+    maps each site the library gets to the one the user wrote."""
+    args.site_origin = {}
+    entries, tables, modules = [], {}, None
+    for entry in args.lock_for:
+        entries.append(entry)
+        split = split_entry(entry)
+        if not split:
+            continue   # the library refuses it, in its own words
+        site, lock = split
+        args.site_origin[site] = site
+        m = SITE.match(site)
+        if not m or m["symbol"].startswith("+"):
+            continue
+        if modules is None:
+            modules = modules_of(program)
+        path = modules.get(m["module"])
+        if path is None:
+            continue
+        if path not in tables:
+            tables[path] = symbol_names(path)
+        for raw in sorted(tables[path].get(m["symbol"], ())):
+            if raw != m["symbol"]:
+                alias = f"{m['module']}`{raw}{m['offset'] or ''}"
+                entries.append(f"{alias}={lock}")
+                args.site_origin[alias] = site
+    args.lock_for = entries
+
+
 class Sites:
     """A private file for the sites' counts, and the warning for those that matched nothing."""
 
     def __init__(self, args):
-        self.sites = [s for s in args.lock_for]
+        self.origin = getattr(args, "site_origin", {})
         self.path = None
-        if self.sites:
+        if args.lock_for:
             fd, self.path = tempfile.mkstemp(prefix="locklab-sites-", suffix=".jsonl")
             os.close(fd)
 
@@ -125,7 +228,8 @@ class Sites:
                 continue
             processes += 1
             for site in rec.get("lock_for", []):
-                matched[site["site"]] = matched.get(site["site"], 0) + site["matched"]
+                name = self.origin.get(site["site"], site["site"])
+                matched[name] = matched.get(name, 0) + site["matched"]
         if not processes:
             return  # no process got as far as its exit (killed, or it never loaded us)
         for site, n in matched.items():

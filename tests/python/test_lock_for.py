@@ -165,3 +165,63 @@ def test_profile_behind_the_profiler_still_names_heap_sites(tmp_path, sites, nam
     rep = json.loads(out.read_text())["processes"][0]
     assert rep["swap"]["lock"] is None
     assert [s["site"] for s in rep["swap"]["lock_for"]] == [pool, "sites`no_such_lock"]
+
+
+# A C++ program: the profiler prints demangled names, the library sees mangled ones.
+CPP = r"""
+#include <pthread.h>
+#include <cstdio>
+#include <cstdlib>
+namespace cfg { pthread_mutex_t big = PTHREAD_MUTEX_INITIALIZER; long total; }
+namespace pool {
+struct Guarded { pthread_mutex_t m; long n; };
+__attribute__((noinline)) Guarded *make(int n) {
+    Guarded *g = new Guarded[n]();   // libstdc++ loaded: the profiler demangles
+    for (int i = 0; i < n; i++) pthread_mutex_init(&g[i].m, nullptr);
+    return g;
+}
+}
+static pool::Guarded *guarded;
+static void *worker(void *arg) {
+    long id = (long)arg;
+    for (int i = 0; i < 20000; i++) {
+        pthread_mutex_lock(&cfg::big); cfg::total++; pthread_mutex_unlock(&cfg::big);
+        pool::Guarded *g = &guarded[(id + i) % 8];
+        pthread_mutex_lock(&g->m); g->n++; pthread_mutex_unlock(&g->m);
+    }
+    return nullptr;
+}
+int main() {
+    guarded = pool::make(8);
+    pthread_t t[4];
+    for (long i = 0; i < 4; i++) pthread_create(&t[i], nullptr, worker, (void *)i);
+    for (long i = 0; i < 4; i++) pthread_join(t[i], nullptr);
+    long n = 0;
+    for (int i = 0; i < 8; i++) n += guarded[i].n;
+    printf("%ld %ld\n", cfg::total, n);
+    return cfg::total == 80000 && n == 80000 ? 0 : 1;
+}
+"""
+
+
+def test_a_cpp_programs_sites_match_as_the_profiler_prints_them(tmp_path):
+    src, exe = tmp_path / "cppsites.cpp", tmp_path / "cppsites"
+    src.write_text(CPP)
+    subprocess.run(["g++", "-O2", "-g", "-pthread", str(src), "-o", str(exe)], check=True)
+    out = tmp_path / "p.json"
+    res = locklab("profile", "--json", "-o", out, "--", exe)
+    assert res.returncode == 0, res.stderr
+    names = [lk["name"] for lk in json.loads(out.read_text())["processes"][0]["locks"]]
+    assert "cppsites`cfg::big" in names, names
+    (heap,) = [n for n in names if n.startswith("cppsites`pool::make+0x")]
+    stats = tmp_path / "stats.jsonl"
+    res = locklab("run", "--lock-for", "cppsites`cfg::big=tas", "--lock-for", f"{heap}=ttas",
+                  "--stats-json", stats, "--", exe)
+    assert res.returncode == 0 and res.stdout == "80000 80000\n", (res.stdout, res.stderr)
+    assert "matched no mutex" not in res.stderr
+    st = json.loads(stats.read_text())
+    assert st["mutexes"] == 1 + 8, st
+    # The library got the mangled names besides the ones given; each counts its own.
+    matched = {s["site"]: s["matched"] for s in st["lock_for"]}
+    assert matched["cppsites`_ZN3cfg3bigE"] == 1 and matched["cppsites`cfg::big"] == 0
+    assert sum(n for s, n in matched.items() if s.startswith("cppsites`_ZN4pool4make")) == 8
