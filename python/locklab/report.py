@@ -7,10 +7,8 @@ import json
 import math
 from pathlib import Path
 
-from matplotlib.ticker import LogFormatter, ScalarFormatter
-
 from . import admission, ll_targets, store, sweep
-from .render import CSS, html_table, new_figure
+from .render import CSS, html_table, log2_x, log_y, new_figure, shared_legend
 
 # The line charts: file stem, metric, y label, log y axis, heading in index.html.
 # A log axis for times: a lock that collapses at 1024 threads is 100x slower than
@@ -73,27 +71,16 @@ def line_chart(points: list[dict], metric: str, ylabel: str, logy: bool, path: P
                 ax.plot(xs, ys, marker="o", markersize=3, color=f"C{k % 10}",
                         label=store.lock_label(*s))
                 positive = positive or any(y > 0 for y in ys)
-        ax.set_xscale("log", base=2)
-        ax.xaxis.set_major_formatter(ScalarFormatter())  # 1024, not 2^10
+        log2_x(ax)
         if logy and positive:
-            # Zero waits (one thread never waits) cannot be drawn on a log axis: masked.
-            ax.set_yscale("log", nonpositive="mask")
-            # Plain numbers (2000, 3000) where matplotlib would write 2x10^3.
-            ax.yaxis.set_major_formatter(LogFormatter())
-            ax.yaxis.set_minor_formatter(LogFormatter(labelOnlyBase=False,
-                                                      minor_thresholds=(2, 0.4)))
+            log_y(ax)  # zero waits (one thread never waits) are masked
         ax.set_title(panel_title(mutexes, hold, outside), fontsize=10)
         ax.grid(True, which="major", alpha=0.3)
         if i == len(rows) - 1:
             ax.set_xlabel("threads")
         if j == 0:
             ax.set_ylabel(ylabel, fontsize=9)
-    legend = {}
-    for ax in axes.flat:
-        for handle, name in zip(*ax.get_legend_handles_labels()):
-            legend.setdefault(name, handle)
-    fig.legend(legend.values(), legend.keys(), loc="outside upper center",
-               ncols=min(len(legend), 6) or 1)
+    shared_legend(fig, axes.flat)
     fig.savefig(path, dpi=90)
 
 
