@@ -9,6 +9,7 @@ packages=(
   libck-dev libabsl-dev g++                      # the benchmark's peer locks (ck, absl::Mutex)
   memcached libmemcached-tools                   # the profiler's test: memcached under memcaslap
   libjemalloc2 libtcmalloc-minimal4              # ... and programs on other allocators
+  mariadb-server mariadb-client sysbench         # the programs sweep: MariaDB under sysbench
 )
 
 missing=()

@@ -7,7 +7,7 @@ import json
 import math
 from pathlib import Path
 
-from . import admission, ll_targets, store, sweep
+from . import admission, ll_targets, program_report, store, sweep
 from .render import CSS, html_table, log2_x, log_y, new_figure, shared_legend
 
 # The line charts: file stem, metric, y label, log y axis, heading in index.html.
@@ -258,14 +258,18 @@ def write(conn, run_id: int, out: Path) -> Path:
     run = store.get_run(conn, run_id)
     rows = store.points(conn, run_id)
     points = store.medians(rows)
-    # The server workload's points have gates, not lock curves: admission.py draws them.
+    # The server workload's points have gates, not lock curves: admission.py draws them;
+    # real programs' points have clients and loads: program_report.py draws them.
     server = [p for p in points if p["workload"] == "server"]
-    points = [p for p in points if p["workload"] != "server"]
+    program = [p for p in points if program_report.is_program(p)]
+    points = [p for p in points if p["workload"] == "mutex"]
     crossed = crossings(points)
     out.mkdir(parents=True, exist_ok=True)
     (out / admission.TARGETS_FILE).unlink(missing_ok=True)
+    (out / program_report.MARKDOWN).unlink(missing_ok=True)
     raw = [r for r in rows if r.get("workload") == "server"]
     extra = admission.section(server, out, raw) if server else ""
+    extra += program_report.section(program, out)
     write_data(out, run, rows, crossed)
     if points:
         for stem, metric, ylabel, logy, _ in LINE_CHARTS:
