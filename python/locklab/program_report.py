@@ -12,7 +12,7 @@ import html
 from pathlib import Path
 
 from . import presets, store
-from .render import html_table, log2_x, log_y, markdown_table, new_figure, shared_legend
+from .render import fmt, html_table, log2_x, log_y, markdown_table, new_figure, shared_legend
 from .sweep import PROGRAM
 
 MARKDOWN = "programs.md"
@@ -67,8 +67,14 @@ def us(ns) -> float | None:
     return ns / 1000 if ns is not None else None
 
 
-def summary_rows(points: list[dict], load: tuple[str, str]) -> tuple[list[str], list[list]]:
-    """Per client count: best and worst lock, their ratio, each swapped lock / native."""
+def summary_rows(points: list[dict], load: tuple[str, str],
+                 passes: int) -> tuple[list[str], list[list]]:
+    """Per client count: best and worst lock, their ratio, each swapped lock / native.
+
+    Best and worst are chosen among the locks measured in every one of the run's
+    PASSES: a lock whose server failed or was stuck in some passes has the median
+    of the others, marked "(k/n)", and cannot be best on the luck of one pass.
+    """
     locks = [s for s in series_of(points) if s != presets.NATIVE]
     headers = ["clients", "best", "worst", "best/worst", *(f"{lock}/native" for lock in locks)]
     rows = []
@@ -76,14 +82,22 @@ def summary_rows(points: list[dict], load: tuple[str, str]) -> tuple[list[str], 
         at = {k: p for k, p in by_lock(points, load, clients).items() if p["ops_per_sec"]}
         if not at:
             continue
-        best = max(at, key=lambda k: at[k]["ops_per_sec"])
-        worst = min(at, key=lambda k: at[k]["ops_per_sec"])
+        whole = {k: p for k, p in at.items() if p["reps"] >= passes} or at
+        best = max(whole, key=lambda k: whole[k]["ops_per_sec"])
+        worst = min(whole, key=lambda k: whole[k]["ops_per_sec"])
         base = at.get(presets.NATIVE, {}).get("ops_per_sec")
         rows.append([clients, best, worst,
-                     ratio(at[best]["ops_per_sec"], at[worst]["ops_per_sec"]),
-                     *(ratio(at[lock]["ops_per_sec"], base) if lock in at else None
-                       for lock in locks)])
+                     ratio(whole[best]["ops_per_sec"], whole[worst]["ops_per_sec"]),
+                     *(against(at.get(lock), base, passes) for lock in locks)])
     return headers, rows
+
+
+def against(point: dict | None, base: float | None, passes: int):
+    """A lock's throughput over native's: a number, or text with the passes it had."""
+    value = ratio(point["ops_per_sec"], base) if point else None
+    if value is None or point["reps"] >= passes:
+        return value
+    return f"{fmt(value)} ({point['reps']}/{passes})"
 
 
 def detail_rows(points: list[dict], load: tuple[str, str],
@@ -142,12 +156,14 @@ NOTE = ("Medians over the passes of each point. Throughput is the load generator
         "queries and BEGIN/COMMIT). CPU: the server's utime+stime over the load, per second of "
         "load (cores busy). native: the server with nothing preloaded; every other lock "
         "serves all of its pthread mutexes through liblocklab-swap.so (with the "
-        "swapper's counters on).")
+        "swapper's counters on). A lock measured in fewer passes than planned (its server "
+        "failed or was stuck in the others) shows (k/n) beside its ratio and is not "
+        "ranked best or worst; '-': no pass succeeded.")
 
 
-def section(points: list[dict], out: Path) -> str:
+def section(points: list[dict], out: Path, passes: int = 1) -> str:
     """The report's section on program points (HTML); also writes programs.md and the
-    figures into OUT."""
+    figures into OUT. PASSES: how many the run planned for each point."""
     points = [p for p in points if is_program(p)]
     if not points:
         return ""
@@ -159,7 +175,7 @@ def section(points: list[dict], out: Path) -> str:
         md.append(f"\n![{name}]({name})\n")
     for load in loads_of(points):
         title = load_title(load)
-        headers, rows = summary_rows(points, load)
+        headers, rows = summary_rows(points, load, passes)
         parts.append(f"<h3>{html.escape(title)}: best and worst lock, each against native</h3>"
                      + html_table(headers, rows))
         md.append(f"\n## {title}\n\nBest and worst lock per client count, each lock "

@@ -269,7 +269,7 @@ def write(conn, run_id: int, out: Path) -> Path:
     (out / program_report.MARKDOWN).unlink(missing_ok=True)
     raw = [r for r in rows if r.get("workload") == "server"]
     extra = admission.section(server, out, raw) if server else ""
-    extra += program_report.section(program, out)
+    extra += program_report.section(program, out, run["spec"].get("repeat", 1))
     write_data(out, run, rows, crossed)
     if points:
         for stem, metric, ylabel, logy, _ in LINE_CHARTS:

@@ -138,8 +138,9 @@ def program_grid(spec: dict) -> list[Point]:
 
     Passes are outermost, so every lock is measured in every part of the run; in a
     pass, each program's locks take turns, each on one server start that serves all
-    of that lock's points: every load test (workload_opts), at every client count
-    (threads). The unswapped server (presets.NATIVE) runs without lock options.
+    of that lock's points: client counts (threads) in turn, every load test
+    (workload_opts) at each, so that a server stuck at many clients costs only the
+    points after it. The unswapped server (presets.NATIVE) runs without lock options.
     """
     return list(dict.fromkeys(
         Point(lock, opts if lock != presets.NATIVE else "", clients, 0, 0, 0, rep,
@@ -148,8 +149,8 @@ def program_grid(spec: dict) -> list[Point]:
         for program in spec["programs"]
         for lock in spec["locks"]
         for opts in spec["lock_opts"]
-        for test in spec["program_tests"][program]
         for clients in spec["threads"]
+        for test in spec["program_tests"][program]
     ))
 
 

@@ -422,3 +422,18 @@ def test_compare_refuses_a_program_run_against_a_benchmark_run(tmp_path):
     conn.close()
     line = one_line_error(locklab("compare", "1", "2", "--db", db))
     assert "run 1 measured the mutex workload and run 2 the program:memcached workload" in line
+
+
+def test_a_lock_that_failed_some_passes_is_marked_and_not_ranked():
+    from locklab import program_report
+
+    def point(lock, qps, reps):
+        return {"workload": "program:mariadb", "workload_opts": "oltp_point_select",
+                "lock": lock, "lock_opts": "", "threads": 256, "ops_per_sec": qps, "reps": reps}
+
+    points = [point("native", 100.0, 3), point("futex", 80.0, 3), point("mcs", 150.0, 1)]
+    headers, table = program_report.summary_rows(
+        points, ("program:mariadb", "oltp_point_select"), 3)
+    assert headers == ["clients", "best", "worst", "best/worst", "futex/native", "mcs/native"]
+    # mcs's one lucky pass of three does not make it the best lock.
+    assert table == [[256, "native", "futex", 1.25, 0.8, "1.5 (1/3)"]]
