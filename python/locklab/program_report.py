@@ -63,6 +63,11 @@ def ratio(a, b) -> float | None:
     return a / b if a is not None and b else None
 
 
+def whole(count) -> int | None:
+    """A count's median (two passes' is their mean) as a whole number."""
+    return round(count) if count is not None else None
+
+
 def us(ns) -> float | None:
     return ns / 1000 if ns is not None else None
 
@@ -110,7 +115,8 @@ def detail_rows(points: list[dict], load: tuple[str, str],
     base = at.get(presets.NATIVE, {}).get("ops_per_sec")
     rows = [[lock, p["ops_per_sec"], ratio(p["ops_per_sec"], base), us(p["latency_ns_p99"]),
              us(p["latency_ns_max"]), p["cpu_cores"], ratio(p["ops_per_sec"], p["cpu_cores"]),
-             p["client_errors"], p["swap_mutexes"], p["swap_passthrough"], p["reps"]]
+             *(whole(p[k]) for k in ("client_errors", "swap_mutexes", "swap_passthrough")),
+             p["reps"]]
             for lock, p in at.items()]
     return headers, rows
 

@@ -312,6 +312,12 @@ def test_the_grid_runs_each_lock_on_one_server_per_pass():
     servers = [key for key, _ in itertools.groupby(grid, programs.server_key)]
     assert len(servers) == len(set(servers)) == 3 * 2 * 2  # passes x locks x programs
     assert [p.rep for p in grid[:12]] == [0] * 12 and grid[12].rep == 1  # passes outermost
+    # On one server, every load test at one client count before the next count: a
+    # server stuck at many clients costs only the points after it.
+    mariadb = [(p.threads, p.workload_opts) for p in grid
+               if p.workload == "program:mariadb" and p.lock == "native" and p.rep == 0]
+    assert mariadb == [(1, "oltp_point_select"), (1, "oltp_read_only"),
+                       (4, "oltp_point_select"), (4, "oltp_read_only")]
 
 
 MEMCASLAP = """Total Statistics (100 events)
