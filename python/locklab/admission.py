@@ -31,7 +31,7 @@ from __future__ import annotations
 import html
 from pathlib import Path
 
-from .render import html_table, judged, markdown_table, new_figure
+from .render import html_table, judged, log2_x, markdown_table, new_figure
 
 # The study's figures (sysbench, InnoDB's kernel_mutex, 256 threads for the first).
 STUDY_BY_N = {0: 68369.02, 4: 137999.96, 8: 194537.48, 16: 161985.59, 32: 158296.21,
@@ -358,7 +358,7 @@ def tables(points: list[dict]) -> list[tuple[str, list[str], list[list]]]:
 
 def graphs(points: list[dict], out: Path) -> list[str]:
     """The study's graphs for our run: PNG file names written into out."""
-    from matplotlib.ticker import NullLocator, ScalarFormatter
+    from matplotlib.ticker import NullLocator
 
     names = []
     locks = locks_of(cpu_bound(points))
@@ -380,9 +380,7 @@ def graphs(points: list[dict], out: Path) -> list[str]:
             xs = [t for t, v in study if v[j]]
             ax.plot(xs, [v[j] * scale for t, v in study if v[j]], ":", color="0.5" if j else "0.7",
                     label=f"{name} (scaled)")
-        ax.set_xscale("log", base=2)
-        ax.xaxis.set_major_formatter(ScalarFormatter())
-        ax.set_xlabel("clients")
+        log2_x(ax, "clients")
         ax.set_ylabel("queries per second")
         ax.set_title(f"{lock} (innodb/fifo at n={n})", fontsize=10)
         ax.grid(True, alpha=0.3)

@@ -9,7 +9,7 @@ import sqlite3
 import sys
 from pathlib import Path
 
-from . import __version__, compare, machine, native, presets, profile, store, sweep
+from . import __version__, compare, machine, native, presets, profile, programs, store, sweep
 from . import run as swap_run
 from .errors import LocklabError
 from .options import MAX_NS, MAX_REPEAT, MAX_SECONDS, MAX_THREADS, int_list, name_list, number
@@ -22,7 +22,9 @@ PASSTHROUGH = {
     "moncost": "what the lock monitor costs uncontended locks (locklab-bench moncost ...)",
 }
 AXES = ("locks", "lock_opts", "threads", "mutexes", "hold_ns", "outside_ns", "workload", "gates",
-        "workload_opts")
+        "workload_opts", "programs")
+# The options whose names are not their axis's.
+OPTION = {"gates": "--gate", "programs": "--program"}
 
 
 class Parser(argparse.ArgumentParser):
@@ -54,13 +56,14 @@ def cmd_list(args: argparse.Namespace) -> int:
 
 
 def cmd_sweep(args: argparse.Namespace) -> int:
-    for axis in ("lock_opts", "gates", "workload_opts"):
+    for axis in ("lock_opts", "gates", "workload_opts", "programs"):
         if getattr(args, axis):  # the same variant twice would be the same points twice
             setattr(args, axis, list(dict.fromkeys(getattr(args, axis))))
     given = {axis: getattr(args, axis) for axis in
              (*AXES, "duration", "warmup", "repeat", "timeout", "instrument")}
     if args.resume:
-        extra = [f"--{k.replace('_', '-')}" for k, v in given.items() if v is not None]
+        extra = [OPTION.get(k, f"--{k.replace('_', '-')}") for k, v in given.items()
+                 if v is not None]
         extra += ["--preset"] if args.preset else []
         if extra:
             raise LocklabError(f"--resume sweeps the run's own grid; drop {' '.join(extra)}")
@@ -68,26 +71,32 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         run_id = store.resolve_run(conn, args.resume)
         run = store.get_run(conn, run_id)
         spec = run["spec"]
+        if spec.get("programs"):
+            programs.validate(spec)
         sweep.check_environment(spec)
         for change in sweep.machine_changes(run):
             print(f"locklab: warning: run {run_id} began on another machine: {change}",
                   file=sys.stderr)
     else:
-        spec = presets.spec(args.preset, given)
-        spec["locks"] = sweep.expand_locks(spec["locks"])
-        sweep.validate(spec)
+        spec = presets.spec(programs.preset_of(args.preset, given), given)
+        if spec.get("programs"):
+            spec["locks"] = programs.expand_locks(spec["locks"])
+            programs.validate(spec)
+        else:
+            spec["locks"] = sweep.expand_locks(spec["locks"])
+            sweep.validate(spec)
         sweep.check_environment(spec)
         described, floor = machine.describe(), machine.floor()
         conn = store.connect(args.db, create=True)
         run_id = store.new_run(conn, spec, described, floor)
     print(f"locklab: run {run_id} in {args.db}: {len(sweep.grid(spec))} points", file=sys.stderr)
     try:
-        sweep.run(conn, run_id, spec)
-    except KeyboardInterrupt:
+        (programs.run if spec.get("programs") else sweep.run)(conn, run_id, spec)
+    except KeyboardInterrupt as e:
         stored = len(store.done_points(conn, run_id))
         print(f"locklab: interrupted; {stored} points of run {run_id} stored, "
               f"resume with: locklab sweep --resume {run_id} --db {args.db}", file=sys.stderr)
-        return 130
+        return 128 + getattr(e, "signum", signal.SIGINT)
     rows = store.points(conn, run_id)
     failed = sum(not r["ok"] for r in rows)
     print(f"locklab: run {run_id} done: {len(rows)} points, {failed} failed; "
@@ -149,13 +158,21 @@ def build_parser() -> argparse.ArgumentParser:
                     "(--locks adds to its locks); peers: every lock on one mutex; "
                     "concurrency, concurrency-quick: the innodb_thread_concurrency study's server "
                     "behind admission "
-                    "gates (docs/admission.md)")
+                    "gates (docs/admission.md); programs: memcached and MariaDB with their "
+                    "pthread mutexes swapped for each lock that parks, tas and mcs, beside "
+                    "the native server (docs/swap.md)")
+    sw.add_argument("--program", dest="programs", action="append",
+                    choices=sorted(programs.PROGRAMS), metavar="NAME",
+                    help="programs: run this program only (memcached, mariadb); repeat for "
+                    "both; implies --preset programs")
     sw.add_argument("--locks", type=name_list, metavar="L,...", help="lock names, or 'all'")
     sw.add_argument("--lock-opts", action="append", metavar="K=V,...",
                     help="options applied to every lock; repeat for several variants "
                     "('' is the defaults)")
     sw.add_argument("--threads", type=int_list(1, MAX_THREADS), metavar="N,...",
                     help="thread counts")
+    sw.add_argument("--clients", dest="threads", type=int_list(1, MAX_THREADS), metavar="C,...",
+                    help="programs: the load generator's client counts (--threads' other name)")
     sw.add_argument("--mutexes", type=int_list(1, MAX_THREADS), metavar="M,...",
                     help="mutex counts (threads spread evenly over them)")
     sw.add_argument("--hold-ns", type=int_list(0, MAX_NS), metavar="H,...",
@@ -175,11 +192,13 @@ def build_parser() -> argparse.ArgumentParser:
     sw.add_argument("--duration", type=number(0.001, MAX_SECONDS), metavar="S",
                     help="seconds per point (1.0)")
     sw.add_argument("--warmup", type=number(0, MAX_SECONDS), metavar="S",
-                    help="seconds before measuring (0.2)")
+                    help="seconds before measuring (0.2; programs: of load after each server "
+                    "start, 1)")
     sw.add_argument("--repeat", type=number(1, MAX_REPEAT, int), metavar="R",
                     help="runs of each point (1)")
     sw.add_argument("--timeout", type=number(0, 10 * MAX_SECONDS, strict=True), metavar="S",
-                    help="seconds before a point is killed as hung (10 x its length + 30)")
+                    help="seconds before a point is killed as hung (10 x its length + 30; "
+                    "programs: 3 x --duration + 10, and the server is taken to be stuck)")
     sw.add_argument("--instrument", action="store_const", const=True,
                     help="run every point with the lock monitor's statistics on "
                     "(bench --instrument; stored with each point)")

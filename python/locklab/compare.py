@@ -6,6 +6,7 @@ import sqlite3
 
 from . import store
 from .errors import LocklabError
+from .sweep import PROGRAM
 
 # Points of two runs match on these; lock_opts is left out so that a lock can be
 # compared with itself under other options (sweep A default, sweep B tuned).
@@ -63,15 +64,24 @@ def geomean(values: list[float | None]) -> float | None:
 
 
 def _num(value, fmt: str) -> str:
-    return "-" if value is None else format(value, fmt)
+    """VALUE in FMT ('10.1f'); None as '-' in the same width (program points have no
+    ns per iteration)."""
+    if value is None:
+        width = fmt.split(".")[0].rstrip("df")
+        return "-".rjust(int(width)) if width else "-"
+    return format(value, fmt)
 
 
 def _name(row: dict) -> str:
-    """The lock as the table names it: its options when A and B differ, a server point's gate."""
+    """The lock as the table names it: its options when A and B differ, a server point's
+    gate, a program point's program and load test."""
     name = row["lock"]
     if row["lock_opts_a"] != row["lock_opts_b"]:
         name += f" [{row['lock_opts_a'] or '-'} / {row['lock_opts_b'] or '-'}]"
-    if row["workload"] != "mutex":
+    if row["workload"].startswith(PROGRAM):
+        name += f" {row['workload'].removeprefix(PROGRAM)}"
+        name += f" {row['workload_opts']}" if row["workload_opts"] else ""
+    elif row["workload"] != "mutex":
         gate = f"{row['gate']}:{row['gate_opts']}" if row["gate_opts"] else row["gate"]
         name += f" gate={gate or 'none'}"
         name += f" [{row['workload_opts']}]" if row["workload_opts"] else ""

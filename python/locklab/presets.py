@@ -3,6 +3,10 @@ from __future__ import annotations
 
 # Every lock `locklab-bench list` knows, resolved when the sweep starts.
 ALL = "all"
+# Every lock that parks its waiters (`locklab list`: [parks]), resolved the same way.
+PARKS = "parks"
+# A program point's lock label for the server run as it is, nothing preloaded.
+NATIVE = "native"
 STUDY_LOCKS = ["innodb56", "pthread", "pthread-adaptive"]
 
 # Without a preset: the InnoDB mutex study's locks on a small grid, at the default point length.
@@ -48,6 +52,25 @@ SERVER = {
 }
 IO_OPTS = ["io_us=200", "io_us=200,suspend=1"]
 CONCURRENCY_LOCKS = ["innodb56", "pthread", "ll"]
+# Real servers with their pthread locks swapped (docs/swap.md): each pass starts each
+# program once per lock and runs its load tests at every client count on it. Points are
+# whole seconds (memcaslap's and sysbench's --time); 3 passes of 1 s points, 9 locks,
+# ~12 minutes on 2 cores.
+PROGRAM_TESTS = {"memcached": [""], "mariadb": ["oltp_point_select", "oltp_read_only"]}
+PROGRAMS = {
+    "programs": list(PROGRAM_TESTS),
+    "program_tests": PROGRAM_TESTS,
+    "locks": [NATIVE, PARKS, "tas", "mcs"],
+    "lock_opts": [""],
+    "threads": [1, 4, 16, 64, 256],
+    "duration": 1,
+    "warmup": 1,
+    "repeat": 3,
+    "timeout": None,
+}
+# The benchmark's axes, which a program sweep has not.
+BENCH_ONLY = ("mutexes", "hold_ns", "outside_ns")
+
 # Axes an `also` sub-grid sets: giving one of them on the command line drops the sub-grids.
 ALSO_AXES = ("threads", "gates", "workload_opts")
 
@@ -91,6 +114,7 @@ PRESETS = {
         "also": [{"threads": [256], "gates": ["innodb:n=8", "fifo:n=8", "auto"],
                   "workload_opts": IO_OPTS}],
     },
+    "programs": PROGRAMS,
     # Every lock, the peers (ck-*, absl) included, on one mutex.
     "peers": {
         "locks": [ALL],
@@ -104,6 +128,9 @@ PRESETS = {
 def spec(preset: str | None, given: dict) -> dict:
     """The grid to sweep: the defaults, then the preset, then what was given (not None)."""
     values = {**DEFAULT, **PRESETS.get(preset or "", {})}
+    if values.get("programs"):
+        for axis in BENCH_ONLY:
+            values.pop(axis)
     extend_locks = values.pop("extend_locks", False)
     for key, value in given.items():
         if value is None:

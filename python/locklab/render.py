@@ -40,6 +40,36 @@ def new_figure(width: float, height: float):
     return fig
 
 
+def log2_x(ax, label: str | None = None) -> None:
+    """A thread or client axis: log base 2, with plain numbers (1024, not 2^10)."""
+    from matplotlib.ticker import ScalarFormatter
+
+    ax.set_xscale("log", base=2)
+    ax.xaxis.set_major_formatter(ScalarFormatter())
+    if label:
+        ax.set_xlabel(label)
+
+
+def log_y(ax) -> None:
+    """A log y axis with plain numbers (2000, 3000) where matplotlib would write 2x10^3;
+    zeros, which it cannot draw, masked."""
+    from matplotlib.ticker import LogFormatter
+
+    ax.set_yscale("log", nonpositive="mask")
+    ax.yaxis.set_major_formatter(LogFormatter())
+    ax.yaxis.set_minor_formatter(LogFormatter(labelOnlyBase=False, minor_thresholds=(2, 0.4)))
+
+
+def shared_legend(fig, axes) -> None:
+    """One legend above the panels: every line's name once, from whichever panel has it."""
+    legend = {}
+    for ax in axes:
+        for handle, name in zip(*ax.get_legend_handles_labels()):
+            legend.setdefault(name, handle)
+    fig.legend(legend.values(), legend.keys(), loc="outside upper center",
+               ncols=min(len(legend), 6) or 1)
+
+
 def fmt(value) -> str:
     """A number as every table shows it: thousands grouped from 100, 3 figures below."""
     if isinstance(value, Cell):

@@ -7,10 +7,8 @@ import json
 import math
 from pathlib import Path
 
-from matplotlib.ticker import LogFormatter, ScalarFormatter
-
-from . import admission, ll_targets, store, sweep
-from .render import CSS, html_table, new_figure
+from . import admission, ll_targets, program_report, store, sweep
+from .render import CSS, html_table, log2_x, log_y, new_figure, shared_legend
 
 # The line charts: file stem, metric, y label, log y axis, heading in index.html.
 # A log axis for times: a lock that collapses at 1024 threads is 100x slower than
@@ -73,27 +71,16 @@ def line_chart(points: list[dict], metric: str, ylabel: str, logy: bool, path: P
                 ax.plot(xs, ys, marker="o", markersize=3, color=f"C{k % 10}",
                         label=store.lock_label(*s))
                 positive = positive or any(y > 0 for y in ys)
-        ax.set_xscale("log", base=2)
-        ax.xaxis.set_major_formatter(ScalarFormatter())  # 1024, not 2^10
+        log2_x(ax)
         if logy and positive:
-            # Zero waits (one thread never waits) cannot be drawn on a log axis: masked.
-            ax.set_yscale("log", nonpositive="mask")
-            # Plain numbers (2000, 3000) where matplotlib would write 2x10^3.
-            ax.yaxis.set_major_formatter(LogFormatter())
-            ax.yaxis.set_minor_formatter(LogFormatter(labelOnlyBase=False,
-                                                      minor_thresholds=(2, 0.4)))
+            log_y(ax)  # zero waits (one thread never waits) are masked
         ax.set_title(panel_title(mutexes, hold, outside), fontsize=10)
         ax.grid(True, which="major", alpha=0.3)
         if i == len(rows) - 1:
             ax.set_xlabel("threads")
         if j == 0:
             ax.set_ylabel(ylabel, fontsize=9)
-    legend = {}
-    for ax in axes.flat:
-        for handle, name in zip(*ax.get_legend_handles_labels()):
-            legend.setdefault(name, handle)
-    fig.legend(legend.values(), legend.keys(), loc="outside upper center",
-               ncols=min(len(legend), 6) or 1)
+    shared_legend(fig, axes.flat)
     fig.savefig(path, dpi=90)
 
 
@@ -271,14 +258,18 @@ def write(conn, run_id: int, out: Path) -> Path:
     run = store.get_run(conn, run_id)
     rows = store.points(conn, run_id)
     points = store.medians(rows)
-    # The server workload's points have gates, not lock curves: admission.py draws them.
+    # The server workload's points have gates, not lock curves: admission.py draws them;
+    # real programs' points have clients and loads: program_report.py draws them.
     server = [p for p in points if p["workload"] == "server"]
-    points = [p for p in points if p["workload"] != "server"]
+    program = [p for p in points if program_report.is_program(p)]
+    points = [p for p in points if p["workload"] == "mutex"]
     crossed = crossings(points)
     out.mkdir(parents=True, exist_ok=True)
     (out / admission.TARGETS_FILE).unlink(missing_ok=True)
+    (out / program_report.MARKDOWN).unlink(missing_ok=True)
     raw = [r for r in rows if r.get("workload") == "server"]
     extra = admission.section(server, out, raw) if server else ""
+    extra += program_report.section(program, out, run["spec"].get("repeat", 1))
     write_data(out, run, rows, crossed)
     if points:
         for stem, metric, ylabel, logy, _ in LINE_CHARTS:

@@ -74,15 +74,29 @@ SERVER_METRICS = (
     ("gate_barges", "INTEGER"),
 )
 SERVER_METRIC_NAMES = tuple(name for name, _ in SERVER_METRICS)
+# What only a program point reports (NULL for the benchmark's points; programs.py):
+# the server's CPU over the load (cores busy), the load generator's failed requests
+# and reconnections, and the swapper's count of the server's mutexes it served and
+# of those it passed to glibc (NULL for the unswapped `native` server).
+PROGRAM_METRICS = (
+    ("cpu_cores", "REAL"),
+    ("client_errors", "INTEGER"),
+    ("client_reconnects", "INTEGER"),
+    ("swap_mutexes", "INTEGER"),
+    ("swap_passthrough", "INTEGER"),
+)
+PROGRAM_METRIC_NAMES = tuple(name for name, _ in PROGRAM_METRICS)
+# Every metric a point may carry, in column order.
+ALL_METRIC_NAMES = (*METRIC_NAMES, *SERVER_METRIC_NAMES, *PROGRAM_METRIC_NAMES)
 # The largest id SQLite gives a row.
 MAX_ROWID = 2 ** 63 - 1
 MACHINE = ("cpu_model", "cores", "kernel", "glibc", "version")
 # Columns added after the first release, with their type: connect() adds them to older files.
 ADDED_COLUMNS = (("instrument", "INTEGER NOT NULL DEFAULT 0"),
-                 ("gate_handoffs", "INTEGER"), ("gate_barges", "INTEGER"))
+                 ("gate_handoffs", "INTEGER"), ("gate_barges", "INTEGER"), *PROGRAM_METRICS)
 # The columns a point is reported with, in order (CSV, JSON, compare).
 POINT_COLUMNS = (*Point._fields, "ok", "error", "wall_s", "finished", "instrument",
-                 *METRIC_NAMES, *SERVER_METRIC_NAMES)
+                 *ALL_METRIC_NAMES)
 
 SCHEMA = f"""
 CREATE TABLE IF NOT EXISTS runs (
@@ -103,7 +117,8 @@ CREATE TABLE IF NOT EXISTS points (
     gate_opts TEXT NOT NULL DEFAULT '', workload_opts TEXT NOT NULL DEFAULT '',
     ok INTEGER NOT NULL, error TEXT, wall_s REAL, finished TEXT NOT NULL,
     instrument INTEGER NOT NULL DEFAULT 0,
-    {", ".join(f"{name} {kind}" for name, kind in (*METRICS, *SERVER_METRICS))},
+    {", ".join(f"{name} {kind}"
+               for name, kind in (*METRICS, *SERVER_METRICS, *PROGRAM_METRICS))},
     raw TEXT,
     UNIQUE (run_id, lock, lock_opts, threads, mutexes, hold_ns, outside_ns, rep,
             workload, gate, gate_opts, workload_opts)
@@ -270,8 +285,8 @@ def record_point(
     instrument: the point ran with the lock monitor's statistics on (sweep --instrument).
     """
     result = result or {}
-    cols = (*Point._fields, "ok", "error", "wall_s", "finished", "instrument", *METRIC_NAMES,
-            *SERVER_METRIC_NAMES, "raw")
+    cols = (*Point._fields, "ok", "error", "wall_s", "finished", "instrument", *ALL_METRIC_NAMES,
+            "raw")
     values = (
         *point,
         error is None,
@@ -279,13 +294,42 @@ def record_point(
         wall_s,
         now(),
         int(bool(instrument)),
-        *(_number(result.get(name)) for name in (*METRIC_NAMES, *SERVER_METRIC_NAMES)),
+        *(_number(result.get(name)) for name in ALL_METRIC_NAMES),
         raw,
     )
     conn.execute(
         f"INSERT INTO points (run_id, {', '.join(cols)}) VALUES (?{', ?' * len(cols)})",
         (run_id, *values),
     )
+
+
+def record_swap_stats(conn: sqlite3.Connection, run_id: int, points: list[Point],
+                      stats: dict) -> None:
+    """The swapper's counts for the server process that measured POINTS.
+
+    The swapper writes them when the server exits, after its points were stored:
+    they are added to those rows (columns, and under "swap" in raw), in one
+    transaction.
+    """
+    passthrough = stats.get("passthrough")
+    passed = sum(passthrough.values()) if isinstance(passthrough, dict) else None
+    where = " AND ".join(f"{name} = ?" for name in Point._fields)
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        for point in points:
+            row = conn.execute(f"SELECT id, raw FROM points WHERE run_id = ? AND {where}",
+                               (run_id, *point)).fetchone()
+            if row is None:
+                continue
+            raw = json.loads(row["raw"]) if row["raw"] else {}  # programs.measure's object
+            raw["swap"] = stats
+            conn.execute("UPDATE points SET swap_mutexes = ?, swap_passthrough = ?, raw = ? "
+                         "WHERE id = ?", (_number(stats.get("mutexes")), passed,
+                                          json.dumps(raw), row["id"]))
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
 
 
 def _number(value):
@@ -335,7 +379,7 @@ def medians(rows: list[dict]) -> list[dict]:
     out = []
     for key, reps in groups.items():
         point = dict(zip(GRID_KEY, key), reps=len(reps))
-        for name in (*METRIC_NAMES, *SERVER_METRIC_NAMES):
+        for name in ALL_METRIC_NAMES:
             values = [r[name] for r in reps if r.get(name) is not None]
             point[name] = statistics.median(values) if values else None
         out.append(point)

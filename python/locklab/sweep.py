@@ -76,8 +76,10 @@ def check_environment(spec: dict) -> None:
         return
     set_here = [name for name in MONITOR_ENV if os.environ.get(name, "") not in ("", "0", "off")]
     if set_here:
-        raise LocklabError(f"{set_here[0]}={os.environ[set_here[0]]} would run every point with "
-                           "the lock monitor on: pass --instrument, or unset it")
+        what, fix = (("every swapped server", "unset it") if spec.get("programs")
+                     else ("every point", "pass --instrument, or unset it"))
+        raise LocklabError(f"{set_here[0]}={os.environ[set_here[0]]} would run {what} with "
+                           f"the lock monitor on: {fix}")
 
 
 def split_gate(text: str) -> tuple[str, str]:
@@ -103,7 +105,10 @@ def grid(spec: dict) -> list[Point]:
     Repeats are outermost so an interrupted sweep holds whole passes; locks are
     innermost so the locks of one configuration run close together in time.
     A spec's `also` sub-grids follow its own, points already planned left out.
+    A program sweep's grid is program_grid's.
     """
+    if spec.get("programs"):
+        return program_grid(spec)
     return list(dict.fromkeys(point for part in parts(spec) for point in _cross(part)))
 
 
@@ -124,6 +129,31 @@ def _cross(spec: dict) -> list[Point]:
     ]
 
 
+# A program point's workload: this, then the program's name.
+PROGRAM = "program:"
+
+
+def program_grid(spec: dict) -> list[Point]:
+    """A program sweep's points, in the order they run (programs.py runs them).
+
+    Passes are outermost, so every lock is measured in every part of the run; in a
+    pass, each program's locks take turns, each on one server start that serves all
+    of that lock's points: client counts (threads) in turn, every load test
+    (workload_opts) at each, so that a server stuck at many clients costs only the
+    points after it. The unswapped server (presets.NATIVE) runs without lock options.
+    """
+    return list(dict.fromkeys(
+        Point(lock, opts if lock != presets.NATIVE else "", clients, 0, 0, 0, rep,
+              PROGRAM + program, "", "", test)
+        for rep in range(spec["repeat"])
+        for program in spec["programs"]
+        for lock in spec["locks"]
+        for opts in spec["lock_opts"]
+        for clients in spec["threads"]
+        for test in spec["program_tests"][program]
+    ))
+
+
 def point_timeout(spec: dict) -> float:
     """How long a point may run before it is killed as hung."""
     if spec.get("timeout"):
@@ -132,8 +162,13 @@ def point_timeout(spec: dict) -> float:
 
 
 def label(point: Point, repeat: int) -> str:
-    text = (f"{store.lock_label(point.lock, point.lock_opts)} t={point.threads} "
-            f"m={point.mutexes} h={point.hold_ns}")
+    lock = store.lock_label(point.lock, point.lock_opts)
+    if point.workload.startswith(PROGRAM):
+        text = f"{lock} {point.workload.removeprefix(PROGRAM)}"
+        text += f" {point.workload_opts}" if point.workload_opts else ""
+        text += f" c={point.threads}"
+        return text + (f" r={point.rep + 1}/{repeat}" if repeat > 1 else "")
+    text = f"{lock} t={point.threads} m={point.mutexes} h={point.hold_ns}"
     if point.outside_ns:
         text += f" o={point.outside_ns}"
     if point.workload != "mutex":
@@ -159,7 +194,7 @@ def bench_args(point: Point, spec: dict) -> list[str]:
     ] + (["--instrument"] if spec.get("instrument") else [])
 
 
-def _die_with(parent: int):
+def die_with(parent: int):
     """A preexec_fn: the benchmark is killed when the sweep (pid parent) dies.
 
     Even a SIGKILLed sweep then leaves no hung point behind, and none that keeps
@@ -183,7 +218,7 @@ def run_point(point: Point, spec: dict) -> dict:
     proc = subprocess.Popen(
         [str(native.bench_path()), *bench_args(point, spec)],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-        preexec_fn=_die_with(os.getpid()),
+        preexec_fn=die_with(os.getpid()),
     )
     try:
         out, err = proc.communicate(timeout=timeout)

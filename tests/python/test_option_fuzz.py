@@ -20,6 +20,7 @@ BENCH = ["bench", "--lock", "futex", "--threads", "2", "--mutexes", "1", "--hold
 SERVER = ["bench", "--workload", "server", "--lock", "futex", "--threads", "2",
           "--duration", "0.01"]
 SWEEP = ["sweep", "--locks", "futex", "--threads", "2", "--duration", "0.01", "--warmup", "0"]
+PROGRAMS = ["sweep", "--program", "memcached", "--locks", "futex"]
 PROFILE_CMD = ["--", "true"]
 
 # (command before the option, option, how the value is written, values it must refuse,
@@ -28,6 +29,9 @@ CASES = [
     *((SWEEP, opt, "{}", values, []) for opt, values in [
         ("--threads", EVERY), ("--mutexes", EVERY), ("--hold-ns", BUT_ZERO),
         ("--outside-ns", BUT_ZERO), ("--duration", EVERY), ("--warmup", BUT_ZERO),
+        ("--repeat", EVERY), ("--timeout", EVERY)]),
+    *((PROGRAMS, opt, "{}", values, []) for opt, values in [
+        ("--clients", EVERY), ("--duration", EVERY), ("--warmup", BUT_ZERO),
         ("--repeat", EVERY), ("--timeout", EVERY)]),
     (["sweep", "--locks", "innodb56", "--threads", "2"], "--lock-opts", "sync_spin_loops={}",
      BUT_ZERO, []),
