@@ -39,7 +39,7 @@ import types
 from pathlib import Path
 from typing import TextIO
 
-from . import native, presets, profile, store, sweep
+from . import native, presets, profile, store, swap, sweep
 from . import run as swap_run
 from .errors import Interrupted, LocklabError
 from .store import Point
@@ -469,13 +469,14 @@ def expand_locks(locks: list[str]) -> list[str]:
 
 def swap_env(lock: str, opts: str, stats: str | None) -> dict[str, str]:
     """The environment `locklab run --lock LOCK --lock-opts OPTS --stats-json STATS` gives."""
-    args = types.SimpleNamespace(lock=lock, lock_opts=opts, stats=False, stats_json=stats)
-    return swap_run.environment(args, swap_run.library_path())
+    args = types.SimpleNamespace(lock=lock, lock_opts=opts, lock_for=[], stats=False,
+                                 stats_json=stats)
+    return swap_run.environment(args, swap.library_path())
 
 
 def swappable(lock: str) -> bool:
     try:
-        swap_run.check_lock(swap_env(lock, "", None))
+        swap.check_lock(swap_env(lock, "", None))
     except LocklabError:
         return False
     return True
@@ -498,12 +499,12 @@ def validate(spec: dict) -> None:
         PROGRAMS[name].check()
     swapped = [lock for lock in spec["locks"] if lock != presets.NATIVE]
     if swapped:
-        library = swap_run.library_path()
+        library = swap.library_path()
         for name in spec["programs"]:
             profile.resolve_program(PROGRAMS[name].server_path(), library=library,
                                     verb="swap its locks")
     for lock, opts in itertools.product(swapped, spec["lock_opts"]):
-        swap_run.check_lock(swap_env(lock, opts, None))
+        swap.check_lock(swap_env(lock, opts, None))
 
 
 def server_key(point: Point) -> tuple:
