@@ -65,6 +65,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         extra = [OPTION.get(k, f"--{k.replace('_', '-')}") for k, v in given.items()
                  if v is not None]
         extra += ["--preset"] if args.preset else []
+        extra += ["--lock-for"] if args.lock_for else []
         if extra:
             raise LocklabError(f"--resume sweeps the run's own grid; drop {' '.join(extra)}")
         conn = store.connect(args.db)
@@ -81,7 +82,11 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         spec = presets.spec(programs.preset_of(args.preset, given), given)
         if spec.get("programs"):
             spec["locks"] = programs.expand_locks(spec["locks"])
+            spec["locks"] += [programs.site_lock(e) for e in dict.fromkeys(args.lock_for)]
             programs.validate(spec)
+        elif args.lock_for:
+            raise LocklabError("--lock-for swaps a program's named mutexes: give --program "
+                               "or --preset programs")
         else:
             spec["locks"] = sweep.expand_locks(spec["locks"])
             sweep.validate(spec)
@@ -166,6 +171,10 @@ def build_parser() -> argparse.ArgumentParser:
                     help="programs: run this program only (memcached, mariadb); repeat for "
                     "both; implies --preset programs")
     sw.add_argument("--locks", type=name_list, metavar="L,...", help="lock names, or 'all'")
+    sw.add_argument("--lock-for", action="append", default=[], metavar="SITE=NAME[:K=V,...]",
+                    help="programs: one more lock, NAME for the mutexes named SITE (as `locklab "
+                    "profile` names a lock) and glibc's for the rest, stored as NAME@SITE; "
+                    "repeatable")
     sw.add_argument("--lock-opts", action="append", metavar="K=V,...",
                     help="options applied to every lock; repeat for several variants "
                     "('' is the defaults)")

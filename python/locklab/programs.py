@@ -467,10 +467,31 @@ def expand_locks(locks: list[str]) -> list[str]:
     return list(dict.fromkeys(out))
 
 
-def swap_env(lock: str, opts: str, stats: str | None) -> dict[str, str]:
-    """The environment `locklab run --lock LOCK --lock-opts OPTS --stats-json STATS` gives."""
+SITE_MARK = "@"   # 'NAME[:K=V,...]@SITE': NAME serves the mutexes named SITE, glibc the rest
+
+
+def site_lock(entry: str) -> str:
+    """--lock-for 'SITE=NAME[:K=V,...]' as a point's lock: 'NAME[:K=V,...]@SITE'."""
+    split = swap.split_entry(entry)
+    if not split or not split[0]:
+        raise LocklabError(f"--lock-for {entry!r}: not SITE=NAME[:K=V,...]")
+    return f"{split[1]}{SITE_MARK}{split[0]}"
+
+
+def swap_env(lock: str, opts: str, stats: str | None,
+             program: str | None = None) -> dict[str, str]:
+    """The environment `locklab run --lock LOCK --lock-opts OPTS --stats-json STATS` gives;
+    for a site's lock (site_lock), `locklab run --lock-for SITE=NAME` with PROGRAM's
+    mangled names of SITE (swap.mangled_sites)."""
     args = types.SimpleNamespace(lock=lock, lock_opts=opts, lock_for=[], stats=False,
                                  stats_json=stats)
+    if SITE_MARK in lock:
+        name, site = lock.split(SITE_MARK, 1)
+        if opts and ":" not in name:
+            name += ":" + opts
+        args.lock, args.lock_opts, args.lock_for = None, None, [f"{site}={name}"]
+        if program:
+            swap.mangled_sites(args, Path(program))
     return swap_run.environment(args, swap.library_path())
 
 
@@ -554,7 +575,8 @@ def start(program: Program, point: Point, spec: dict, workdir: Path) -> Server:
     if point.lock == presets.NATIVE:
         env = dict(os.environ)
     else:
-        env = swap_env(point.lock, point.lock_opts, str(workdir / "swap.jsonl"))
+        env = swap_env(point.lock, point.lock_opts, str(workdir / "swap.jsonl"),
+                       program.server_path())
     if isinstance(program, MariaDB):
         program.copy_data(workdir)
     return Server(program, program.command(workdir, port, spec), env, workdir, port)

@@ -268,6 +268,10 @@ def test_an_interrupted_sweep_leaves_no_server_running(tmp_path, sig):
     (["--program", "memcached", "--duration", "0.5"], "--duration 0.5: program points run whole"),
     (["--program", "memcached", "--warmup", "1.5"], "--warmup 1.5: program points run whole"),
     (["--resume", "1", "--program", "memcached"], "drop --program"),
+    (["--locks", "futex", "--lock-for", "memcached`x=tas"], "--lock-for swaps a program's"),
+    (["--program", "memcached", "--lock-for", "memcached`x"], "--lock-for 'memcached`x': not "
+     "SITE=NAME"),
+    (["--resume", "1", "--lock-for", "a=tas"], "drop --lock-for"),
 ])
 def test_bad_program_sweeps_are_refused_in_one_line(tmp_path, args, needle):
     db = tmp_path / "l.db"
@@ -283,6 +287,7 @@ def test_bad_program_sweeps_are_refused_in_one_line(tmp_path, args, needle):
      "LOCKLAB_MEMCACHED=/nonexistent/memcached: not an executable file"),
     (["--locks", "futex"], {"LOCKLAB_MONITOR": "1"}, "would run every swapped server with "
      "the lock monitor on: unset it"),
+    (["--lock-for", "memcached`x=nosuch"], {}, "unknown lock 'nosuch'"),
 ])
 @needs_memcached
 def test_program_sweeps_refuse_what_they_cannot_run(tmp_path, args, env, needle):
@@ -443,3 +448,19 @@ def test_a_lock_that_failed_some_passes_is_marked_and_not_ranked():
     assert headers == ["clients", "best", "worst", "best/worst", "futex/native", "mcs/native"]
     # mcs's one lucky pass of three does not make it the best lock.
     assert table == [[256, "native", "futex", 1.25, 0.8, "1.5 (1/3)"]]
+
+
+@needs_swapper
+def test_a_site_lock_swaps_the_named_mutexes_alone():
+    """--lock-for SITE=NAME is the point's lock NAME@SITE: the swapper gets SITE (and the
+    mangled symbols a demangled C++ SITE stands for), no --lock, so the rest stays glibc's."""
+    assert programs.site_lock("mariadbd`tdc_init+0xd8=tas:spin=yield") == \
+        "tas:spin=yield@mariadbd`tdc_init+0xd8"
+    env = programs.swap_env("ttas@prog`hot", "spin=yield", None)
+    assert env["LOCKLAB_SWAP_LOCK_FOR"] == "prog`hot=ttas:spin=yield"
+    assert "LOCKLAB_SWAP_LOCK" not in env
+    mariadbd = shutil.which("mariadbd") or "/usr/sbin/mariadbd"
+    if os.path.exists(mariadbd):
+        env = programs.swap_env("tas@mariadbd`tdc_init+0xd8", "", None, mariadbd)
+        assert env["LOCKLAB_SWAP_LOCK_FOR"].split(";") == [
+            "mariadbd`tdc_init+0xd8=tas", "mariadbd`_Z8tdc_initv+0xd8=tas"]
