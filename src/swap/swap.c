@@ -217,6 +217,7 @@ static pthread_key_t flush_key;
 static struct {
 	atomic_ulong mutexes, acquisitions, contended, conds;
 	atomic_ulong passthrough[PASS_N];
+	atomic_uint waiting, max_waiting;   /* threads inside a contended lock: now, at most */
 } totals;
 
 static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -301,6 +302,23 @@ static void config_load(void)
 }
 
 static inline int counting(void) { return stats_line || stats_json[0]; }
+
+/* Stats only, contended path only: one more thread waits inside a swapped lock. */
+static void waiting_enter(void)
+{
+	/* Relaxed: a gauge and its maximum, read at exit. */
+	unsigned n = atomic_fetch_add_explicit(&totals.waiting, 1, memory_order_relaxed) + 1;
+	unsigned m = atomic_load_explicit(&totals.max_waiting, memory_order_relaxed);
+	while (n > m && !atomic_compare_exchange_weak_explicit(&totals.max_waiting, &m, n,
+							       memory_order_relaxed,
+							       memory_order_relaxed))
+		;
+}
+
+static void waiting_leave(void)
+{
+	atomic_fetch_sub_explicit(&totals.waiting, 1, memory_order_relaxed);
+}
 
 static inline void count(int contended)
 {
@@ -489,7 +507,9 @@ static int acquire(pthread_mutex_t *m, enum how how, clockid_t clk, const struct
 	case H_LOCK:
 		if (counting() && ops->trylock(p)) {
 			contended = 1;
+			waiting_enter();
 			ops->lock(p);
+			waiting_leave();
 		} else if (!counting()) {
 			ops->lock(p);
 		}
@@ -500,8 +520,13 @@ static int acquire(pthread_mutex_t *m, enum how how, clockid_t clk, const struct
 		contended = 1;
 		struct timespec mono;
 		rc = to_mono(clk, abs, &mono);
-		if (!rc)
-			rc = ops->timedlock(p, &mono);
+		if (rc)
+			break;
+		if (counting())
+			waiting_enter();
+		rc = ops->timedlock(p, &mono);
+		if (counting())
+			waiting_leave();
 		break;
 	}
 	tls.busy--;
@@ -776,6 +801,8 @@ static void after_fork_child(void)
 	atomic_store_explicit(&totals.contended, 0, memory_order_relaxed);
 	atomic_store_explicit(&totals.conds, 0, memory_order_relaxed);
 	atomic_store_explicit(&totals.mutexes, 0, memory_order_relaxed);
+	atomic_store_explicit(&totals.waiting, 0, memory_order_relaxed);
+	atomic_store_explicit(&totals.max_waiting, 0, memory_order_relaxed);
 	for (int i = 0; i < PASS_N; i++)
 		atomic_store_explicit(&totals.passthrough[i], 0, memory_order_relaxed);
 	tls.acq = tls.cont = 0;
@@ -803,10 +830,11 @@ __attribute__((destructor)) static void swap_dtor(void)
 	unsigned long acq = atomic_load_explicit(&totals.acquisitions, memory_order_relaxed);
 	unsigned long cont = atomic_load_explicit(&totals.contended, memory_order_relaxed);
 	unsigned long conds = atomic_load_explicit(&totals.conds, memory_order_relaxed);
+	unsigned maxw = atomic_load_explicit(&totals.max_waiting, memory_order_relaxed);
 	if (stats_line)
 		say("locklab: swap pid %d lock %s: %lu mutexes (%zu bytes each), %lu acquisitions, "
-		    "%lu contended, %lu passed to glibc, %lu condvar waits",
-		    (int)getpid(), lock_name, mx, slot_bytes, acq, cont, npass, conds);
+		    "%lu contended, %lu passed to glibc, %lu condvar waits, at most %u waiting at once",
+		    (int)getpid(), lock_name, mx, slot_bytes, acq, cont, npass, conds, maxw);
 	if (stats_json[0]) {
 		char buf[1024], optq[300];
 		size_t o = 0;
@@ -819,10 +847,10 @@ __attribute__((destructor)) static void swap_dtor(void)
 				 "{\"pid\": %d, \"lock\": \"%s\", \"lock_opts\": \"%s\", "
 				 "\"mutexes\": %lu, \"slot_bytes\": %zu, \"acquisitions\": %lu, "
 				 "\"contended\": %lu, \"passthrough\": {\"%s\": %lu, \"%s\": %lu, "
-				 "\"%s\": %lu, \"%s\": %lu}, \"conds\": %lu}\n",
+				 "\"%s\": %lu, \"%s\": %lu}, \"conds\": %lu, \"max_waiting\": %u}\n",
 				 (int)getpid(), lock_name, optq, mx, slot_bytes, acq, cont,
 				 pass_names[0], pass[0], pass_names[1], pass[1], pass_names[2],
-				 pass[2], pass_names[3], pass[3], conds);
+				 pass[2], pass_names[3], pass[3], conds, maxw);
 		int fd = open(stats_json, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
 		if (fd < 0) {
 			say("locklab: swap: %s: %s", stats_json, strerror(errno));
