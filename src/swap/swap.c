@@ -755,13 +755,14 @@ static void regain(pthread_mutex_t *m)
 		me.next->prev = me.prev;
 	else
 		b->tail = me.prev;
-	if (next) {
+	if (next)   /* Release: pairs with next's acquire load of its turn. */
 		atomic_store_explicit(&next->turn, 1, memory_order_release);
-		/* Under the lock: next stays in the list, its stack frame alive, until
-		 * its owner takes the lock to leave. */
-		ll_sys_futex_wake(&next->turn, 1);
-	}
 	REAL(mutex_unlock)(&b->lock);
+	/* Out of the lock, which others wait for: next may be gone by now (it saw
+	 * its turn, took M and left), and then the wake is a spurious one at a dead
+	 * address, which every futex waiter rechecks anyway. */
+	if (next)
+		ll_sys_futex_wake(&next->turn, 1);
 	errno = saved;
 }
 
