@@ -33,13 +33,15 @@
  * SWAP_GUARDS, chosen by the condvar's address):
  *
  *   waiter:   lock G; waiters(G)++; unlock M; cond_wait(C, G); waiters(G)--;
- *             unlock G; lock M
+ *             unlock G; regain M
  *   signaler: if waiters(G): lock G; cond_signal(C); unlock G
  *             else cond_signal(C)
  *
  * A signal sent after M was released finds the waiter queued: the waiter
  * holds G from before it releases M until glibc has queued it, and a
  * signaler that could have seen M released sees waiters(G) > 0 and takes G.
+ * Woken waiters regain M one at a time, in a queue (regain()): a broadcast
+ * does not send them all into M's lock at once.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -60,6 +62,7 @@
 #include <unistd.h>
 
 #include "locklab/ops.h"
+#include "../lib/core/futex_sys.h"
 #include "../lib/core/json.h"
 #include "../preload/handoff.h"
 #include "../preload/symbols.h"
@@ -247,6 +250,7 @@ static pthread_key_t flush_key;
 static struct {
 	atomic_ulong mutexes, acquisitions, contended, conds;
 	atomic_ulong passthrough[PASS_N];
+	atomic_uint waiting, max_waiting;   /* threads inside a contended lock: now, at most */
 } totals;
 
 static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -425,6 +429,23 @@ static void config_load(void)
 }
 
 static inline int counting(void) { return stats_line || stats_json[0]; }
+
+/* Stats only, contended path only: one more thread waits inside a swapped lock. */
+static void waiting_enter(void)
+{
+	/* Relaxed: a gauge and its maximum, read at exit. */
+	unsigned n = atomic_fetch_add_explicit(&totals.waiting, 1, memory_order_relaxed) + 1;
+	unsigned m = atomic_load_explicit(&totals.max_waiting, memory_order_relaxed);
+	while (n > m && !atomic_compare_exchange_weak_explicit(&totals.max_waiting, &m, n,
+							       memory_order_relaxed,
+							       memory_order_relaxed))
+		;
+}
+
+static void waiting_leave(void)
+{
+	atomic_fetch_sub_explicit(&totals.waiting, 1, memory_order_relaxed);
+}
 
 static inline void count(int contended)
 {
@@ -768,7 +789,9 @@ static int acquire(pthread_mutex_t *m, enum how how, clockid_t clk, const struct
 	case H_LOCK:
 		if (counting() && ops->trylock(p)) {
 			contended = 1;
+			waiting_enter();
 			ops->lock(p);
+			waiting_leave();
 		} else if (!counting()) {
 			ops->lock(p);
 		}
@@ -779,8 +802,13 @@ static int acquire(pthread_mutex_t *m, enum how how, clockid_t clk, const struct
 		contended = 1;
 		struct timespec mono;
 		rc = to_mono(clk, abs, &mono);
-		if (!rc)
-			rc = ops->timedlock(p, &mono);
+		if (rc)
+			break;
+		if (counting())
+			waiting_enter();
+		rc = ops->timedlock(p, &mono);
+		if (counting())
+			waiting_leave();
 		break;
 	}
 	tls.busy--;
@@ -928,6 +956,107 @@ static inline int cond_pshared(pthread_cond_t *c)
 	return __atomic_load_n(&c->__data.__wrefs, __ATOMIC_RELAXED) & 1;
 }
 
+/*
+ * Regaining the mutex: woken waiters go for M one at a time.
+ *
+ * A broadcast wakes every waiter of C (glibc's), and each would go straight
+ * for M: a thousand threads spinning on it or parking in it at once.  So a
+ * woken waiter tries M once and, finding it busy, queues for it in a FIFO
+ * regain queue (one of REGAIN_BUCKETS, by M's address; the node on its
+ * stack).  Only the queue's first regainer of M, the one with the turn, calls
+ * M's lock; when it has M it passes the turn to the next regainer of M, who
+ * wakes while M is held and is first in line (in M's lock) when it is
+ * released.  So at most one woken waiter per mutex is inside its lock, and
+ * the next one's wakeup overlaps the holder's critical section.
+ *
+ * No lost wakeup: a regainer of M that finds another in the queue waits for
+ * the turn, and the regainer with the turn passes it as soon as it has M,
+ * whatever else happens (it needs nothing but M).
+ *
+ * No deadlock: the bucket lock (glibc's) is a leaf, held for a list
+ * operation only; its holder takes no other lock, waits for nothing and runs
+ * none of the program's code.  A queued regainer waits, holding no internal
+ * lock, for the regainers ahead of it to acquire M, and those wait only for
+ * M.  So a regainer waits for M's holders and nothing else, as it would in
+ * M's own lock: whatever other mutexes it holds (POSIX lets a waiter hold
+ * others), it adds no edge to the program's own lock order.
+ */
+#define REGAIN_BUCKETS 256
+
+struct regainer {
+	struct regainer *prev, *next;
+	const struct swap_mutex *m;
+	atomic_uint turn;   /* futex word: 0 queued, 1 its turn to lock M */
+};
+
+static struct regain_bucket {
+	pthread_mutex_t lock;   /* glibc's, always through REAL() */
+	struct regainer *head, *tail;
+} __attribute__((aligned(64))) regains[REGAIN_BUCKETS];
+
+static inline struct regain_bucket *bucket_of(const struct swap_mutex *s)
+{
+	uintptr_t h = (uintptr_t)s;
+	h ^= h >> 9;
+	h ^= h >> 17;
+	return &regains[h % REGAIN_BUCKETS];
+}
+
+/* The first regainer of M from r on (the bucket's lock held). */
+static struct regainer *regainer_of(struct regainer *r, const struct swap_mutex *s)
+{
+	while (r && r->m != s)
+		r = r->next;
+	return r;
+}
+
+/* Lock M after a wait: at once if it is free (one try, no herd), else in turn
+ * (above).  Not a cancellation point; errno is kept. */
+static void regain(pthread_mutex_t *m)
+{
+	struct swap_mutex *s = SM(m);
+	if (!acquire(m, H_TRY, 0, NULL))
+		return;
+	struct regain_bucket *b = bucket_of(s);
+	struct regainer me = { .m = s };
+	int saved = errno;
+	REAL(mutex_lock)(&b->lock);
+	/* The first regainer of M in the queue has the turn. */
+	atomic_store_explicit(&me.turn, !regainer_of(b->head, s), memory_order_relaxed);
+	me.prev = b->tail;
+	if (b->tail)
+		b->tail->next = &me;
+	else
+		b->head = &me;
+	b->tail = &me;
+	REAL(mutex_unlock)(&b->lock);
+	/* Acquire: pairs with the release store that passed us the turn. */
+	while (!atomic_load_explicit(&me.turn, memory_order_acquire))
+		ll_sys_futex_wait(&me.turn, 0, NULL);
+	while (acquire(m, H_LOCK, 0, NULL))
+		;
+	/* M is ours: leave the queue, and the next regainer of M has the turn. */
+	REAL(mutex_lock)(&b->lock);
+	struct regainer *next = regainer_of(me.next, s);
+	if (me.prev)
+		me.prev->next = me.next;
+	else
+		b->head = me.next;
+	if (me.next)
+		me.next->prev = me.prev;
+	else
+		b->tail = me.prev;
+	if (next)   /* Release: pairs with next's acquire load of its turn. */
+		atomic_store_explicit(&next->turn, 1, memory_order_release);
+	REAL(mutex_unlock)(&b->lock);
+	/* Out of the lock, which others wait for: next may be gone by now (it saw
+	 * its turn, took M and left), and then the wake is a spurious one at a dead
+	 * address, which every futex waiter rechecks anyway. */
+	if (next)
+		ll_sys_futex_wake(&next->turn, 1);
+	errno = saved;
+}
+
 struct cond_wait {
 	struct guard *g;
 	pthread_mutex_t *m;
@@ -938,8 +1067,7 @@ static void cond_regain(struct cond_wait *w)
 {
 	atomic_fetch_sub_explicit(&w->g->waiters, 1, memory_order_relaxed);
 	REAL(mutex_unlock)(&w->g->m);
-	while (acquire(w->m, H_LOCK, 0, NULL))
-		;
+	regain(w->m);
 	SM(w->m)->count = w->depth;
 }
 
@@ -1060,16 +1188,23 @@ static void after_fork_child(void)
 {
 	slab_unlock();
 	name_unlock();
-	/* Only this thread exists: no guard is held, no waiter is left. */
+	/* Only this thread exists: no guard is held, no waiter is left, nobody
+	 * queues to regain a mutex. */
 	for (int i = 0; i < SWAP_GUARDS; i++) {
 		memset(&guards[i].m, 0, sizeof(guards[i].m));
 		atomic_store_explicit(&guards[i].waiters, 0, memory_order_relaxed);
+	}
+	for (int i = 0; i < REGAIN_BUCKETS; i++) {
+		memset(&regains[i].lock, 0, sizeof(regains[i].lock));
+		regains[i].head = regains[i].tail = NULL;
 	}
 	/* The parent's totals are the parent's. */
 	atomic_store_explicit(&totals.acquisitions, 0, memory_order_relaxed);
 	atomic_store_explicit(&totals.contended, 0, memory_order_relaxed);
 	atomic_store_explicit(&totals.conds, 0, memory_order_relaxed);
 	atomic_store_explicit(&totals.mutexes, 0, memory_order_relaxed);
+	atomic_store_explicit(&totals.waiting, 0, memory_order_relaxed);
+	atomic_store_explicit(&totals.max_waiting, 0, memory_order_relaxed);
 	for (int i = 0; i < PASS_N; i++)
 		atomic_store_explicit(&totals.passthrough[i], 0, memory_order_relaxed);
 	for (int i = 0; i <= nsites; i++)
@@ -1207,12 +1342,14 @@ __attribute__((destructor)) static void swap_dtor(void)
 	unsigned long acq = atomic_load_explicit(&totals.acquisitions, memory_order_relaxed);
 	unsigned long cont = atomic_load_explicit(&totals.contended, memory_order_relaxed);
 	unsigned long conds = atomic_load_explicit(&totals.conds, memory_order_relaxed);
+	unsigned maxw = atomic_load_explicit(&totals.max_waiting, memory_order_relaxed);
 	if (stats_line) {
 		o.len = 0;
 		out_printf(&o, "locklab: swap pid %d lock %s: %lu mutexes (%zu bytes each), "
-			   "%lu acquisitions, %lu contended, %lu passed to glibc, %lu condvar waits",
+			   "%lu acquisitions, %lu contended, %lu passed to glibc, %lu condvar waits, "
+			   "at most %u waiting at once",
 			   (int)getpid(), rest == GLIBC_CLASS ? "glibc" : classes[0].name, mx,
-			   slot_bytes, acq, cont, npass, conds);
+			   slot_bytes, acq, cont, npass, conds, maxw);
 		for (int i = 1; i <= nsites; i++) {
 			unsigned long n = atomic_load_explicit(&classes[i].matched, memory_order_relaxed);
 			out_printf(&o, "%s%s %s: %lu%s", i == 1 ? "; lock-for " : ", ", classes[i].site,
@@ -1231,9 +1368,9 @@ __attribute__((destructor)) static void swap_dtor(void)
 		put_config_json(&o, 1);
 		out_printf(&o, ", \"mutexes\": %lu, \"slot_bytes\": %zu, \"acquisitions\": %lu, "
 			   "\"contended\": %lu, \"passthrough\": {\"%s\": %lu, \"%s\": %lu, "
-			   "\"%s\": %lu, \"%s\": %lu}, \"conds\": %lu}\n",
+			   "\"%s\": %lu, \"%s\": %lu}, \"conds\": %lu, \"max_waiting\": %u}\n",
 			   mx, slot_bytes, acq, cont, pass_names[0], pass[0], pass_names[1], pass[1],
-			   pass_names[2], pass[2], pass_names[3], pass[3], conds);
+			   pass_names[2], pass[2], pass_names[3], pass[3], conds, maxw);
 		append_line(stats_json, &o);
 	}
 }

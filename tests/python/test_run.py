@@ -113,12 +113,15 @@ def test_counts_add_up_under_every_lock(program, lock, tmp_path):
     (doc,) = [json.loads(line) for line in stats.read_text().splitlines()]
     assert doc["lock"] == lock and doc["pid"] > 0
     assert set(doc) >= {"pid", "lock", "mutexes", "acquisitions", "contended", "passthrough",
-                        "conds"}
+                        "conds", "max_waiting"}
     # counter's mutex and the condvar's; every acquisition counted (flushed at thread exit)
     assert doc["mutexes"] >= 1
     assert doc["acquisitions"] >= 4 * 20000
     assert 0 <= doc["contended"] <= doc["acquisitions"]
     assert doc["conds"] >= 0
+    # four workers and main: no more can wait in a lock at once; a contended lock had one
+    assert doc["max_waiting"] <= 5
+    assert doc["contended"] == 0 or doc["max_waiting"] >= 1
     assert doc["passthrough"] == {"pshared": 0, "robust": 0, "pi": 0, "pp": 0}
     # One cache line per lock: every registered algorithm's state fits it (ll included).
     assert doc["slot_bytes"] == 64
