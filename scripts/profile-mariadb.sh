@@ -1,17 +1,20 @@
 #!/usr/bin/env bash
-# MariaDB under sysbench oltp_read_write, profiled to completion (`make profile-mariadb`).
+# MariaDB under sysbench (oltp_read_write, or TEST), profiled to completion
+# (`make profile-mariadb`).
 #
 # A throw-away server in a temporary directory, on 127.0.0.1 and a free port, run by
 # `locklab profile` from start to shutdown; sysbench prepares small tables, runs for
 # RUN_SECONDS with THREADS clients, then the server is shut down and reports.
 # Everything is bounded in time and removed afterwards.
-#   env: LOCKLAB (the CLI), RUN_SECONDS (20), THREADS (16), TABLES (4), TABLE_SIZE (10000),
+#   env: LOCKLAB (the CLI), TEST (oltp_read_write), RUN_SECONDS (20), THREADS (16), TABLES (4),
+#        TABLE_SIZE (10000),
 #        PROFILE_OPTS (-s 8 --top 12), OUT (the report file; default: printed only)
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
 locklab=${LOCKLAB:-$root/.venv/bin/locklab}
 run_seconds=${RUN_SECONDS:-20}
+test=${TEST:-oltp_read_write}
 threads=${THREADS:-16}
 tables=${TABLES:-4}
 table_size=${TABLE_SIZE:-10000}
@@ -59,7 +62,7 @@ for _ in $(seq 100); do
 done
 mariadb --no-defaults -S "$sock" -uroot -e "CREATE DATABASE sbtest"
 
-sb=(sysbench oltp_read_write --db-driver=mysql --mysql-socket="$sock" --mysql-user=root
+sb=(sysbench "$test" --db-driver=mysql --mysql-socket="$sock" --mysql-user=root
     --tables="$tables" --table-size="$table_size")
 timeout 300 "${sb[@]}" prepare >"$work/prepare.log"
 timeout $((run_seconds + 120)) "${sb[@]}" --threads="$threads" --time="$run_seconds" \
@@ -71,7 +74,7 @@ wait "$profiler_pid" || true
 profiler_pid=
 
 echo
-echo "=== locklab profile of mariadbd (sysbench oltp_read_write, $threads threads, ${run_seconds}s)"
+echo "=== locklab profile of mariadbd (sysbench $test, $threads threads, ${run_seconds}s)"
 cat "$work/profile.txt"
 [ -n "${OUT:-}" ] && cp "$work/profile.txt" "$OUT"
 exit 0
