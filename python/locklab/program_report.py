@@ -162,7 +162,8 @@ NOTE = ("Medians over the passes of each point. Throughput is the load generator
         "queries and BEGIN/COMMIT). CPU: the server's utime+stime over the load, per second of "
         "load (cores busy). native: the server with nothing preloaded; every other lock "
         "serves all of its pthread mutexes through liblocklab-swap.so (with the "
-        "swapper's counters on). A lock measured in fewer passes than planned (its server "
+        "swapper's counters on); NAME@SITE: only the mutexes `locklab profile` names SITE "
+        "are NAME, the rest glibc's (sweep --lock-for). A lock measured in fewer passes than planned (its server "
         "failed or was stuck in the others) shows (k/n) beside its ratio and is not "
         "ranked best or worst; '-': no pass succeeded.")
 
