@@ -116,6 +116,21 @@ LL_API int ll_knobs_parse(const char *kind, const char *owner, const struct ll_k
 /* Print knob k's value in config ("pause", "30") into buf. */
 LL_API void ll_config_format(const struct ll_knob *k, const void *config, char *buf, size_t len);
 
+/*
+ * Memory an algorithm takes besides its state: innodb56's event and sync arrays,
+ * mcs's queue nodes past a thread's pool.  malloc by default.  A host that must
+ * not call malloc where the program's allocator may hold its own locks (the lock
+ * swapper, inside a program whose allocator is built on pthread mutexes)
+ * installs its own, once, before the first lock is initialised; NULL puts malloc
+ * back; the table is kept, not copied.  alloc returns zeroed memory aligned to
+ * 64 bytes, or NULL; release gets the size that was asked for.
+ */
+struct ll_allocator {
+	void *(*alloc)(size_t size);
+	void (*release)(void *p, size_t size);
+};
+LL_API void ll_set_allocator(const struct ll_allocator *a);
+
 /* Knob table helpers for algorithm files. */
 #define LL_KNOB_INT(type, field, def_, min_, max_, help_) \
 	{ #field, help_, offsetof(type, field), def_, min_, max_, NULL }

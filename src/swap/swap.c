@@ -9,6 +9,8 @@
  *    4      __count         recursion depth, written by the owner only
  *    8      __owner         owner's swap thread id (recursive and errorcheck
  *                           types), 0 when free; written by the owner only
+ *   12      __nusers        fork generation the state was last used in
+ *                           (fork_repair: a forked child's first use)
  *   16      __kind          glibc's type and flags, as pthread_mutex_init or a
  *                           static initializer left them: never written
  *   24      __list.__prev   the lock: NULL until first use, then a slot of the
@@ -49,6 +51,8 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <linux/futex.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdarg.h>
@@ -58,10 +62,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "locklab/ops.h"
+#include "locklab/pthread.h"
 #include "../lib/core/futex_sys.h"
 #include "../lib/core/json.h"
 #include "../preload/handoff.h"
@@ -70,6 +76,12 @@
 #pragma weak locklab_prof_init_caller
 
 #define EXPORT __attribute__((visibility("default")))
+#ifdef LL_SWAP_DIRECT
+#include "swap_direct.h"
+#define SWAPPED(f) swap_##f
+#else
+#define SWAPPED(f) f   /* the entry points glibc's names: preloaded, they interpose */
+#endif
 #define likely(x) __builtin_expect(!!(x), 1)
 #define unlikely(x) __builtin_expect(!!(x), 0)
 
@@ -81,7 +93,7 @@ struct swap_mutex {
 	int glibc_lock;
 	unsigned count;
 	unsigned owner;
-	unsigned nusers;
+	unsigned gen;
 	int kind;
 	int spins;
 	void *slot;
@@ -135,7 +147,7 @@ static struct {
 } real;
 static atomic_int real_ready;
 
-static void *find(const char *name, const char *version)
+static __attribute__((unused)) void *find(const char *name, const char *version)
 {
 	/* The condvar functions have two versions; a plain dlsym may give the old one. */
 	void *f = version ? dlvsym(RTLD_NEXT, name, version) : NULL;
@@ -158,20 +170,24 @@ static void real_resolve(void)
 	 * wrapper of dl functions): those calls see setup (glibc_call). */
 	tls.busy++;
 	tls.setup++;
-#define R(field, name, ver) real.field = (__typeof__(real.field))find(name, ver)
-	R(mutex_init, "pthread_mutex_init", NULL);
-	R(mutex_destroy, "pthread_mutex_destroy", NULL);
-	R(mutex_lock, "pthread_mutex_lock", NULL);
-	R(mutex_trylock, "pthread_mutex_trylock", NULL);
-	R(mutex_timedlock, "pthread_mutex_timedlock", NULL);
-	R(mutex_clocklock, "pthread_mutex_clocklock", NULL);
-	R(mutex_unlock, "pthread_mutex_unlock", NULL);
-	R(mutex_consistent, "pthread_mutex_consistent", NULL);
-	R(cond_wait, "pthread_cond_wait", "GLIBC_2.3.2");
-	R(cond_timedwait, "pthread_cond_timedwait", "GLIBC_2.3.2");
-	R(cond_clockwait, "pthread_cond_clockwait", NULL);
-	R(cond_signal, "pthread_cond_signal", "GLIBC_2.3.2");
-	R(cond_broadcast, "pthread_cond_broadcast", "GLIBC_2.3.2");
+#ifdef LL_SWAP_DIRECT
+#define R(field, name, ver) real.field = name
+#else
+#define R(field, name, ver) real.field = (__typeof__(real.field))find(#name, ver)
+#endif
+	R(mutex_init, pthread_mutex_init, NULL);
+	R(mutex_destroy, pthread_mutex_destroy, NULL);
+	R(mutex_lock, pthread_mutex_lock, NULL);
+	R(mutex_trylock, pthread_mutex_trylock, NULL);
+	R(mutex_timedlock, pthread_mutex_timedlock, NULL);
+	R(mutex_clocklock, pthread_mutex_clocklock, NULL);
+	R(mutex_unlock, pthread_mutex_unlock, NULL);
+	R(mutex_consistent, pthread_mutex_consistent, NULL);
+	R(cond_wait, pthread_cond_wait, "GLIBC_2.3.2");
+	R(cond_timedwait, pthread_cond_timedwait, "GLIBC_2.3.2");
+	R(cond_clockwait, pthread_cond_clockwait, NULL);
+	R(cond_signal, pthread_cond_signal, "GLIBC_2.3.2");
+	R(cond_broadcast, pthread_cond_broadcast, "GLIBC_2.3.2");
 #undef R
 	tls.busy--;
 	tls.setup--;
@@ -230,6 +246,9 @@ static inline unsigned self_id(void)
 #define SWAP_SITES 64
 #define SWAP_SITE_LEN 512
 struct swap_class {
+	/* The fast path's: ops' lock and unlock, or glibc_state_* (below). */
+	void (*lock)(void *);
+	void (*unlock)(void *);
 	const struct ll_lock_ops *ops;
 	int64_t config[LL_CONFIG_MAX];
 	char name[64], opts[256];
@@ -241,11 +260,26 @@ static int nsites;
 static struct swap_class *rest;   /* classes[0], or glibc_class */
 #define GLIBC_CLASS (&glibc_class)
 
+/* What every lock and unlock reads besides the mutex's class, on one line:
+ * set by config_load (fork_gen by a forked child, alone), read-only otherwise. */
+static struct {
+	int counting;            /* stats on: count acquisitions */
+	unsigned fork_gen;       /* forks since the first process (fork_repair) */
+} hot __attribute__((aligned(64)));
+static const struct ll_allocator blocks;
 static size_t slot_bytes;
 static int stats_line;
 static char stats_json[512], sites_json[512];
 static atomic_int config_ready;
 static pthread_key_t flush_key;
+/*
+ * glibc keeps the values of a thread's first 32 keys in the thread itself;
+ * pthread_setspecific on a later key callocs a block, which must not happen
+ * inside a lock (the exit flush is then left out: counts of a thread that
+ * exits between flushes are lost).
+ */
+#define KEYS_IN_THREAD 32
+static int flush_keyed;
 
 static struct {
 	atomic_ulong mutexes, acquisitions, contended, conds;
@@ -286,6 +320,22 @@ static void flush_at_thread_exit(void *unused)
 	flush_counts();
 }
 
+/*
+ * The glibc algorithms (pthread, pthread-adaptive: a glibc mutex of their
+ * type, made by their init) locked and unlocked by us, on their state:
+ * liblocklab's own call would come back through our pthread_mutex_lock for
+ * a second pass that ends in the same glibc call.
+ */
+static void glibc_state_lock(void *p)
+{
+	real.mutex_lock(&((ll_pthread_t *)p)->m);
+}
+
+static void glibc_state_unlock(void *p)
+{
+	real.mutex_unlock(&((ll_pthread_t *)p)->m);
+}
+
 /* An algorithm and its options into a class: 0, or nonzero with err filled. */
 static int class_set(struct swap_class *c, const char *name, size_t nlen, const char *opts,
 		     struct ll_error *err)
@@ -301,6 +351,9 @@ static int class_set(struct swap_class *c, const char *name, size_t nlen, const 
 	snprintf(c->name, sizeof(c->name), "%s", o->name);
 	snprintf(c->opts, sizeof(c->opts), "%s", opts ? opts : "");
 	c->ops = o;
+	int glibc_state = !strcmp(o->name, "pthread") || !strcmp(o->name, "pthread-adaptive");
+	c->lock = glibc_state ? glibc_state_lock : o->lock;
+	c->unlock = glibc_state ? glibc_state_unlock : o->unlock;
 	return 0;
 }
 
@@ -387,6 +440,9 @@ static void config_load(void)
 	tls.busy++;
 	tls.setup++;
 	real_resolve();
+	/* The algorithms' memory from the slab from now on: no lock of any class
+	 * exists yet. */
+	ll_set_allocator(&blocks);
 	const char *name = getenv("LOCKLAB_SWAP_LOCK");
 	const char *lock_for = getenv("LOCKLAB_SWAP_LOCK_FOR");
 	if (lock_for)
@@ -421,14 +477,16 @@ static void config_load(void)
 	if (s)
 		snprintf(sites_json, sizeof(sites_json), "%s", s);
 	if (stats_line || stats_json[0])
-		pthread_key_create(&flush_key, flush_at_thread_exit);
+		flush_keyed = !pthread_key_create(&flush_key, flush_at_thread_exit) &&
+			      flush_key < KEYS_IN_THREAD;
+	hot.counting = stats_line || stats_json[0];
 	tls.setup--;
 	tls.busy--;
 	/* Release: ops, config and the settings above before anyone reads them. */
 	atomic_store_explicit(&config_ready, 1, memory_order_release);
 }
 
-static inline int counting(void) { return stats_line || stats_json[0]; }
+static inline int counting(void) { return hot.counting; }
 
 /* Stats only, contended path only: one more thread waits inside a swapped lock. */
 static void waiting_enter(void)
@@ -452,7 +510,8 @@ static inline void count(int contended)
 	if (unlikely(!tls.keyed)) {
 		tls.keyed = 1;
 		/* A value under the key makes the thread's exit run the flush. */
-		pthread_setspecific(flush_key, &tls);
+		if (flush_keyed)
+			pthread_setspecific(flush_key, &tls);
 	}
 	tls.acq++;
 	tls.cont += (uint32_t)contended;
@@ -463,20 +522,27 @@ static inline void count(int contended)
 /* ------------------------------------------------------------------ slab */
 
 /*
- * Slots come from anonymous mappings, never malloc: a lock may first be used
- * inside an allocator that takes pthread mutexes.  A freed slot goes on a
- * list threaded through its first word.  slab_guard is a test-and-set flag,
- * held for a few instructions (or one mmap); fork takes it first, so the
- * child's copy of the slab is consistent.
+ * Slots, and the algorithms' own memory (ll_set_allocator: innodb56's events
+ * and sync arrays, mcs's queue nodes past a thread's pool), come from
+ * anonymous mappings, never malloc: a lock may be made, or an algorithm may
+ * want memory, inside an allocator that holds its own pthread mutexes
+ * (jemalloc).  Slots are slot_bytes each; the algorithms' blocks are rounded
+ * up to a power of two from 64 to 4096 bytes, and larger ones are mappings
+ * of their own.  A freed slot or block goes on its size's list, threaded
+ * through its first word.  slab_guard is a test-and-set flag, held for a few
+ * instructions (or one mmap); a forked child whose copy was taken with it
+ * held starts afresh (after_fork_child).
  */
 #define SLAB_CHUNK (256u << 10)
+#define BLOCK_CLASSES 7   /* 64, 128, ... 4096 bytes */
 static atomic_flag slab_guard = ATOMIC_FLAG_INIT;
 static char *slab_next, *slab_end;
 static void *slab_free;
+static void *block_free[BLOCK_CLASSES];
 
 static void slab_lock(void)
 {
-	/* Acquire pairs with slab_unlock's release: the list and bump pointer. */
+	/* Acquire pairs with slab_unlock's release: the lists and bump pointer. */
 	while (atomic_flag_test_and_set_explicit(&slab_guard, memory_order_acquire))
 		sched_yield();
 }
@@ -486,39 +552,91 @@ static void slab_unlock(void)
 	atomic_flag_clear_explicit(&slab_guard, memory_order_release);
 }
 
+/* size bytes at an align boundary of the current chunk, or of a new one; guard held. */
+static void *slab_carve(size_t size, size_t align)
+{
+	uintptr_t at = ((uintptr_t)slab_next + align - 1) & ~(uintptr_t)(align - 1);
+	if (!slab_next || at + size > (uintptr_t)slab_end) {
+		void *c = mmap(NULL, SLAB_CHUNK, PROT_READ | PROT_WRITE,
+			       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (c == MAP_FAILED)
+			return NULL;
+		slab_end = (char *)c + SLAB_CHUNK;
+		at = (uintptr_t)c;
+	}
+	slab_next = (char *)(at + size);
+	return (void *)at;
+}
+
+/* One item of a free list, or a carved one; NULL when out of memory. */
+static void *slab_take(void **list, size_t size, size_t align)
+{
+	slab_lock();
+	void *p = *list;
+	if (p)
+		*list = *(void **)p;
+	else
+		p = slab_carve(size, align);
+	slab_unlock();
+	if (p)
+		memset(p, 0, size);
+	return p;
+}
+
+static void slab_put(void **list, void *p)
+{
+	slab_lock();
+	*(void **)p = *list;
+	*list = p;
+	slab_unlock();
+}
+
 static void *slab_alloc(void)
 {
-	void *p = NULL;
-	slab_lock();
-	if (slab_free) {
-		p = slab_free;
-		slab_free = *(void **)p;
-	} else {
-		if (slab_next == slab_end || (size_t)(slab_end - slab_next) < slot_bytes) {
-			void *c = mmap(NULL, SLAB_CHUNK, PROT_READ | PROT_WRITE,
-				       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-			if (c == MAP_FAILED) {
-				slab_unlock();
-				return NULL;
-			}
-			slab_next = c;
-			slab_end = slab_next + SLAB_CHUNK;
-		}
-		p = slab_next;
-		slab_next += slot_bytes;
-	}
-	slab_unlock();
-	memset(p, 0, slot_bytes);
-	return p;
+	/* Whole lines when a slot is a multiple of one, so no two locks share one. */
+	return slab_take(&slab_free, slot_bytes, slot_bytes % 64 ? 16 : 64);
 }
 
 static void slab_release(void *p)
 {
-	slab_lock();
-	*(void **)p = slab_free;
-	slab_free = p;
-	slab_unlock();
+	slab_put(&slab_free, p);
 }
+
+static int block_class(size_t size)
+{
+	int c = 0;
+	while (c < BLOCK_CLASSES && ((size_t)64 << c) < size)
+		c++;
+	return c;
+}
+
+static size_t page_round(size_t size)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	return (size + page - 1) & ~(page - 1);
+}
+
+/* The algorithms' allocator (struct ll_allocator): zeroed, 64-byte aligned. */
+static void *block_alloc(size_t size)
+{
+	int c = block_class(size);
+	if (c < BLOCK_CLASSES)
+		return slab_take(&block_free[c], (size_t)64 << c, 64);
+	void *p = mmap(NULL, page_round(size), PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	return p == MAP_FAILED ? NULL : p;
+}
+
+static void block_release(void *p, size_t size)
+{
+	int c = block_class(size);
+	if (c < BLOCK_CLASSES)
+		slab_put(&block_free[c], p);
+	else
+		munmap(p, page_round(size));
+}
+
+static const struct ll_allocator blocks = { block_alloc, block_release };
 
 /* ------------------------------------------------- choosing a mutex's lock */
 
@@ -536,7 +654,8 @@ static void slab_release(void *p)
  * Naming runs inside whatever called us (an allocator, say): no malloc (the
  * symbol tables live in an arena, the files are mmap'd), no loader lock
  * (objects are found with _dl_find_object), and one namer at a time behind a
- * test-and-set guard, which fork takes first.
+ * test-and-set guard (a forked child whose copy was taken with it held
+ * starts afresh: after_fork_child).
  */
 static struct pl_arena name_arena;
 static struct pl_syms names = { .arena = &name_arena };
@@ -641,42 +760,57 @@ static inline void chosen(struct swap_class *c)
 
 /* --------------------------------------------------------------- the lock */
 
-static inline int passthrough(const struct swap_mutex *s)
+/* A slot of class c with its algorithm's state initialised. */
+static void *slot_new(const struct swap_class *c)
 {
-	/* __kind is written by init (or the initializer) before the mutex is shared. */
-	int k = __atomic_load_n(&s->kind, __ATOMIC_RELAXED);
-	return (k & ~(K_TYPE | K_ELISION)) != 0;
-}
-
-/* The mutex's slot, made now; NULL when its class is glibc's. */
-static void *slot_create(struct swap_mutex *s)
-{
-	/* Relaxed: a class is a pointer to configuration complete since config_load;
-	 * first users that race agree by the CAS (the winner's class holds). */
-	struct swap_class *c = __atomic_load_n(&s->cls, __ATOMIC_RELAXED);
-	if (!c) {
-		struct swap_class *mine = choose(s, 0);
-		if (__atomic_compare_exchange_n(&s->cls, &c, mine, 0, __ATOMIC_RELAXED,
-						__ATOMIC_RELAXED)) {
-			c = mine;
-			chosen(c);
-		}
-	}
-	if (c == GLIBC_CLASS)
-		return NULL;
-	const struct ll_lock_ops *ops = c->ops;
 	void *p = slab_alloc();
 	if (!p) {
 		say("locklab: swap: out of memory for a lock (mmap failed)");
 		abort();
 	}
 	tls.busy++;
-	int rc = ops->init(p, c->config);
+	int rc = c->ops->init(p, c->config);
 	tls.busy--;
 	if (rc) {
-		say("locklab: swap: %s: init failed (%s)", ops->name, strerror(rc));
+		say("locklab: swap: %s: init failed (%s)", c->ops->name, strerror(rc));
 		abort();
 	}
+	return p;
+}
+
+/* The class of a mutex whose slot is made: set before the slot, which the
+ * caller loaded with acquire (slot_of_made), so relaxed. */
+static inline struct swap_class *class_of_made(const struct swap_mutex *s)
+{
+	return __atomic_load_n(&s->cls, __ATOMIC_RELAXED);
+}
+
+/* The mutex's class, chosen now when it has none (a static initializer or
+ * zeroed memory, at its first use). */
+static struct swap_class *class_of(struct swap_mutex *s)
+{
+	/* Relaxed: a class is a pointer to configuration complete since config_load;
+	 * first users that race agree by the CAS (the winner's class holds). */
+	struct swap_class *c = __atomic_load_n(&s->cls, __ATOMIC_RELAXED);
+	if (likely(c))
+		return c;
+	if (unlikely(!atomic_load_explicit(&config_ready, memory_order_acquire)))
+		config_load();
+	struct swap_class *mine = choose(s, 0);
+	if (__atomic_compare_exchange_n(&s->cls, &c, mine, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
+		c = mine;
+		chosen(c);
+	}
+	return c;
+}
+
+/* The mutex's slot, made now; NULL when its class is glibc's. */
+static void *slot_create(struct swap_mutex *s)
+{
+	struct swap_class *c = class_of(s);
+	if (c == GLIBC_CLASS)
+		return NULL;
+	void *p = slot_new(c);
 	void *expect = NULL;
 	/* Release publishes the initialised state to the acquire load in slot_of();
 	 * acquire on failure pairs with the winner's release, for its slot. */
@@ -686,18 +820,23 @@ static void *slot_create(struct swap_mutex *s)
 		return p;
 	}
 	tls.busy++;
-	ops->destroy(p);
+	c->ops->destroy(p);
 	tls.busy--;
 	slab_release(p);
 	return expect;
 }
 
+/* The slot, or NULL before the first lock.  A slot exists only once the
+ * configuration is loaded: no check of it here. */
+static inline void *slot_of_made(struct swap_mutex *s)
+{
+	/* Acquire pairs with slot_create's CAS: the slot's state is initialised. */
+	return __atomic_load_n(&s->slot, __ATOMIC_ACQUIRE);
+}
+
 static inline void *slot_of(struct swap_mutex *s)
 {
-	if (unlikely(!atomic_load_explicit(&config_ready, memory_order_acquire)))
-		config_load();
-	/* Acquire pairs with slot_create's CAS: the slot's state is initialised. */
-	void *p = __atomic_load_n(&s->slot, __ATOMIC_ACQUIRE);
+	void *p = slot_of_made(s);
 	return likely(p != NULL) ? p : slot_create(s);
 }
 
@@ -742,7 +881,147 @@ static int to_mono(clockid_t clk, const struct timespec *abs, struct timespec *o
 	return 0;
 }
 
-/* A mutex whose class, chosen at its first use just now, is glibc's. */
+/* ------------------------------------------------------------- after fork */
+
+/*
+ * A forked child has one thread; a swapped mutex's state may still hold the
+ * parent's others: an mcs queue node, tickets taken, a waiter count, an
+ * innodb56 event's mutex.  The child bumps hot.fork_gen, and the first use
+ * of a mutex whose gen differs looks at it once (fork_repair):
+ *
+ *   never locked      gen made current, the slot made as usual
+ *   free at the fork  (a trylock of the old state succeeds) a fresh slot; the
+ *                     old state is dropped, not unlocked or destroyed: either
+ *                     could wait for a thread that is gone
+ *   held at the fork  by the forking thread or by one that is gone: gen is
+ *                     GEN_HELD, trylock EBUSY, lock and timedlock wait on gen;
+ *                     the unlock (the forking thread's) gives a fresh slot
+ *
+ * GEN_REPAIR marks the one thread looking; others wait on gen for it.
+ */
+#define GEN_REPAIR (1u << 31)
+#define GEN_HELD   (1u << 30)
+#define GEN_MASK   (GEN_HELD - 1)
+
+static inline int stale(const struct swap_mutex *s)
+{
+	/* Acquire: a repair's slot is seen with the gen that publishes it. */
+	return unlikely(__atomic_load_n(&s->gen, __ATOMIC_ACQUIRE) != hot.fork_gen);
+}
+
+static void gen_publish(struct swap_mutex *s, unsigned v)
+{
+	int e = errno;
+	__atomic_store_n(&s->gen, v, __ATOMIC_RELEASE);
+	syscall(SYS_futex, &s->gen, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
+	errno = e;
+}
+
+/* Until gen is no longer v: 0, or ETIMEDOUT at mono (CLOCK_MONOTONIC; NULL: none). */
+static int gen_wait(struct swap_mutex *s, unsigned v, const struct timespec *mono)
+{
+	int e = errno, rc = 0;
+	while (__atomic_load_n(&s->gen, __ATOMIC_ACQUIRE) == v) {
+		if (syscall(SYS_futex, &s->gen, FUTEX_WAIT_BITSET_PRIVATE, v, mono, NULL,
+			    FUTEX_BITSET_MATCH_ANY) && errno == ETIMEDOUT) {
+			rc = ETIMEDOUT;
+			break;
+		}
+	}
+	errno = e;
+	return rc;
+}
+
+/* Replace the slot (held by nobody in this process) by a fresh one of the
+ * mutex's class, free. */
+static void fork_fresh_slot(struct swap_mutex *s, void *old)
+{
+	__atomic_store_n(&s->slot, slot_new(class_of_made(s)), __ATOMIC_RELEASE);
+	slab_release(old);
+}
+
+/* The mutex's state fit for this process: 0, or EBUSY / ETIMEDOUT / EINVAL
+ * while it stays held from before the fork.  Only for a mutex of a swapped
+ * class: a glibc-class mutex has no slot, and glibc keeps its __nusers. */
+static int fork_repair(struct swap_mutex *s, enum how how, clockid_t clk,
+		       const struct timespec *abs)
+{
+	unsigned cur = hot.fork_gen;
+	struct timespec mono, *dl = NULL;
+	for (;;) {
+		unsigned v = __atomic_load_n(&s->gen, __ATOMIC_ACQUIRE);
+		if (v == cur)
+			return 0;
+		if (v & GEN_REPAIR) {
+			gen_wait(s, v, NULL);   /* a trylock and a slot away */
+			continue;
+		}
+		if (v == (cur | GEN_HELD)) {
+			if (how == H_TRY)
+				return EBUSY;
+			if (how == H_TIMED && !dl) {
+				int rc = to_mono(clk, abs, &mono);
+				if (rc)
+					return rc;
+				dl = &mono;
+			}
+			if (gen_wait(s, v, dl))
+				return ETIMEDOUT;
+			continue;
+		}
+		/* Never locked: nothing to look at, and nobody waits on v (waits are
+		 * on a repair or on cur | GEN_HELD).  A slot appears only with a
+		 * current gen, or under a claim: either fails this CAS. */
+		void *p = __atomic_load_n(&s->slot, __ATOMIC_ACQUIRE);
+		if (!p) {
+			if (__atomic_compare_exchange_n(&s->gen, &v, cur, 0, __ATOMIC_ACQUIRE,
+							__ATOMIC_RELAXED))
+				return 0;
+			continue;
+		}
+		if (!__atomic_compare_exchange_n(&s->gen, &v, cur | GEN_REPAIR, 0,
+						 __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+			continue;
+		tls.busy++;
+		int held = class_of_made(s)->ops->trylock(p);
+		tls.busy--;
+		if (held) {
+			gen_publish(s, cur | GEN_HELD);
+			continue;
+		}
+		fork_fresh_slot(s, p);
+		gen_publish(s, cur);
+		return 0;
+	}
+}
+
+/* An unlock of a mutex not used since the fork: its holder gives it a fresh
+ * slot.  -1: it is current after all, unlock as usual. */
+static int fork_release(struct swap_mutex *s)
+{
+	unsigned cur = hot.fork_gen;
+	for (;;) {
+		unsigned v = __atomic_load_n(&s->gen, __ATOMIC_ACQUIRE);
+		if (v == cur)
+			return -1;
+		if (v & GEN_REPAIR) {
+			gen_wait(s, v, NULL);
+			continue;
+		}
+		if (!__atomic_load_n(&s->slot, __ATOMIC_ACQUIRE))
+			return EPERM;   /* never locked */
+		if (!__atomic_compare_exchange_n(&s->gen, &v, cur | GEN_REPAIR, 0,
+						 __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+			continue;
+		fork_fresh_slot(s, __atomic_load_n(&s->slot, __ATOMIC_ACQUIRE));
+		gen_publish(s, cur);
+		return 0;
+	}
+}
+
+/* --------------------------------------------------------- lock and unlock */
+
+/* A mutex whose class is glibc's (chosen at its init, or at its first use). */
 static int glibc_acquire(pthread_mutex_t *m, enum how how, clockid_t clk,
 			 const struct timespec *abs)
 {
@@ -758,28 +1037,12 @@ static int glibc_acquire(pthread_mutex_t *m, enum how how, clockid_t clk,
 	}
 }
 
-static int acquire(pthread_mutex_t *m, enum how how, clockid_t clk, const struct timespec *abs)
+/* The call into the class's algorithm; try, timed and counted locks start
+ * with a trylock. */
+static int acquire_op(const struct swap_class *c, void *p, enum how how, clockid_t clk,
+		      const struct timespec *abs)
 {
-	struct swap_mutex *s = SM(m);
-	/* The slot first: a mutex that turns out glibc's keeps glibc's owner field. */
-	void *p = slot_of(s);
-	if (unlikely(!p))
-		return glibc_acquire(m, how, clk, abs);
-	/* Relaxed: set before the slot, which slot_of loaded with acquire. */
-	const struct ll_lock_ops *ops = __atomic_load_n(&s->cls, __ATOMIC_RELAXED)->ops;
-	int type = __atomic_load_n(&s->kind, __ATOMIC_RELAXED) & K_TYPE;
-	unsigned me = 0;
-	if (type == PTHREAD_MUTEX_RECURSIVE || type == PTHREAD_MUTEX_ERRORCHECK) {
-		me = self_id();
-		if (owner_of(s) == me) {
-			if (type == PTHREAD_MUTEX_ERRORCHECK)
-				return how == H_TRY ? EBUSY : EDEADLK;
-			if (s->count == UINT32_MAX)
-				return EAGAIN;
-			s->count++;
-			return 0;
-		}
-	}
+	const struct ll_lock_ops *ops = c->ops;
 	int rc = 0, contended = 0;
 	tls.busy++;
 	switch (how) {
@@ -787,13 +1050,13 @@ static int acquire(pthread_mutex_t *m, enum how how, clockid_t clk, const struct
 		rc = ops->trylock(p);
 		break;
 	case H_LOCK:
-		if (counting() && ops->trylock(p)) {
+		if (!counting())
+			c->lock(p);
+		else if (ops->trylock(p)) {
 			contended = 1;
 			waiting_enter();
-			ops->lock(p);
+			c->lock(p);
 			waiting_leave();
-		} else if (!counting()) {
-			ops->lock(p);
 		}
 		break;
 	case H_TIMED:
@@ -812,10 +1075,43 @@ static int acquire(pthread_mutex_t *m, enum how how, clockid_t clk, const struct
 		break;
 	}
 	tls.busy--;
+	if (!rc && counting())
+		count(contended);
+	return rc;
+}
+
+/* Any lock of a mutex not glibc's by its kind (the entry points take the
+ * common case inline). */
+static __attribute__((noinline)) int acquire(pthread_mutex_t *m, int kind, enum how how,
+					     clockid_t clk, const struct timespec *abs)
+{
+	struct swap_mutex *s = SM(m);
+	/* The class first: a mutex that turns out glibc's keeps glibc's owner
+	 * field and __nusers. */
+	struct swap_class *c = class_of(s);
+	if (unlikely(c == GLIBC_CLASS))
+		return glibc_acquire(m, how, clk, abs);
+	int type = kind & K_TYPE;
+	unsigned me = 0;
+	if (unlikely(type == PTHREAD_MUTEX_RECURSIVE || type == PTHREAD_MUTEX_ERRORCHECK)) {
+		me = self_id();
+		if (owner_of(s) == me) {
+			if (type == PTHREAD_MUTEX_ERRORCHECK)
+				return how == H_TRY ? EBUSY : EDEADLK;
+			if (s->count == UINT32_MAX)
+				return EAGAIN;
+			s->count++;
+			return 0;
+		}
+	}
+	if (stale(s)) {
+		int rc = fork_repair(s, how, clk, abs);
+		if (rc)
+			return rc;
+	}
+	int rc = acquire_op(c, slot_of(s), how, clk, abs);
 	if (rc)
 		return rc;
-	if (counting())
-		count(contended);
 	if (me) {
 		set_owner(s, me);
 		s->count = 1;
@@ -823,31 +1119,69 @@ static int acquire(pthread_mutex_t *m, enum how how, clockid_t clk, const struct
 	return 0;
 }
 
-static int release(pthread_mutex_t *m)
+static __attribute__((noinline)) int release(pthread_mutex_t *m, int kind)
 {
 	struct swap_mutex *s = SM(m);
-	int type = __atomic_load_n(&s->kind, __ATOMIC_RELAXED) & K_TYPE;
-	if (type == PTHREAD_MUTEX_RECURSIVE || type == PTHREAD_MUTEX_ERRORCHECK) {
+	/* Relaxed: the class is set once, at init or first use (class_of). */
+	struct swap_class *c = __atomic_load_n(&s->cls, __ATOMIC_RELAXED);
+	if (unlikely(c == GLIBC_CLASS))
+		return REAL(mutex_unlock)(m);
+	int type = kind & K_TYPE;
+	if (unlikely(type == PTHREAD_MUTEX_RECURSIVE || type == PTHREAD_MUTEX_ERRORCHECK)) {
 		if (owner_of(s) != self_id())
 			return EPERM;
 		if (--s->count)
 			return 0;
 		set_owner(s, 0);
 	}
-	void *p = __atomic_load_n(&s->slot, __ATOMIC_ACQUIRE);
+	if (stale(s)) {
+		int rc = fork_release(s);
+		if (rc >= 0)
+			return rc;
+	}
+	void *p = slot_of_made(s);
 	if (unlikely(!p))
 		return EPERM;   /* never locked */
 	tls.busy++;
-	__atomic_load_n(&s->cls, __ATOMIC_RELAXED)->ops->unlock(p);
+	class_of_made(s)->unlock(p);
 	tls.busy--;
 	return 0;
 }
 
-/* Relaxed: the class is set once, at init or first use (see slot_create). */
-#define GLIBC(s) (unlikely(tls.busy) || unlikely(passthrough(SM(s))) || \
-		  unlikely(__atomic_load_n(&SM(s)->cls, __ATOMIC_RELAXED) == GLIBC_CLASS))
+/* __kind is written by init (or the initializer) before the mutex is shared. */
+static inline int kind_of(pthread_mutex_t *m)
+{
+	return __atomic_load_n(&SM(m)->kind, __ATOMIC_RELAXED);
+}
 
-EXPORT int pthread_mutex_init(pthread_mutex_t *m, const pthread_mutexattr_t *a)
+/* Inside an algorithm or our set-up, or a mutex glibc keeps by its kind. */
+static inline int glibcs(int kind)
+{
+	return unlikely(tls.busy | (kind & ~(K_TYPE | K_ELISION)));
+}
+
+/* The above, or a mutex whose class is glibc's (relaxed: set once, at init
+ * or first use).  Lock and unlock leave the class to their general path. */
+#define GLIBC(m) (glibcs(kind_of(m)) || \
+		  unlikely(__atomic_load_n(&SM(m)->cls, __ATOMIC_RELAXED) == GLIBC_CLASS))
+
+/*
+ * The common case, inline in lock and unlock: a normal (or adaptive) mutex,
+ * its slot made and current since any fork, statistics off.  Its slot, or
+ * NULL for the general path (which also serves a glibc-class mutex: it has
+ * no slot).  The caller then calls its class's lock or unlock: the class
+ * word (offset 32) is beside the slot's (24), one dependent load more.
+ */
+static inline void *fast_slot(struct swap_mutex *s, int kind)
+{
+	int type = kind & K_TYPE;
+	if (unlikely(type == PTHREAD_MUTEX_RECURSIVE || type == PTHREAD_MUTEX_ERRORCHECK) ||
+	    stale(s) || unlikely(hot.counting))
+		return NULL;
+	return slot_of_made(s);
+}
+
+EXPORT int SWAPPED(pthread_mutex_init)(pthread_mutex_t *m, const pthread_mutexattr_t *a)
 {
 	if (unlikely(tls.setup) && !real.mutex_init) {
 		memset(m, 0, sizeof(*m));   /* our set-up, re-entered: a normal mutex */
@@ -875,7 +1209,7 @@ EXPORT int pthread_mutex_init(pthread_mutex_t *m, const pthread_mutexattr_t *a)
 	return 0;
 }
 
-EXPORT int pthread_mutex_destroy(pthread_mutex_t *m)
+EXPORT int SWAPPED(pthread_mutex_destroy)(pthread_mutex_t *m)
 {
 	if (GLIBC(m))
 		return GLIBC_CALL(mutex_destroy, 0, m);
@@ -884,50 +1218,74 @@ EXPORT int pthread_mutex_destroy(pthread_mutex_t *m)
 		return EBUSY;
 	void *p = __atomic_exchange_n(&s->slot, NULL, __ATOMIC_ACQ_REL);
 	if (p) {
-		tls.busy++;
-		__atomic_load_n(&s->cls, __ATOMIC_RELAXED)->ops->destroy(p);
-		tls.busy--;
+		/* A state from before a fork is dropped: its destroy could wait for
+		 * threads that are gone (fork_repair). */
+		if (!stale(s)) {
+			tls.busy++;
+			class_of_made(s)->ops->destroy(p);
+			tls.busy--;
+		}
 		slab_release(p);
 	}
 	return 0;
 }
 
-EXPORT int pthread_mutex_lock(pthread_mutex_t *m)
+EXPORT int SWAPPED(pthread_mutex_lock)(pthread_mutex_t *m)
 {
-	if (GLIBC(m))
+	int k = kind_of(m);
+	if (glibcs(k))
 		return GLIBC_CALL(mutex_lock, 0, m);
-	return acquire(m, H_LOCK, 0, NULL);
+	struct swap_mutex *s = SM(m);
+	void *p = fast_slot(s, k);
+	if (unlikely(!p))
+		return acquire(m, k, H_LOCK, 0, NULL);
+	tls.busy++;
+	class_of_made(s)->lock(p);
+	tls.busy--;
+	return 0;
 }
 
-EXPORT int pthread_mutex_trylock(pthread_mutex_t *m)
+EXPORT int SWAPPED(pthread_mutex_trylock)(pthread_mutex_t *m)
 {
-	if (GLIBC(m))
+	int k = kind_of(m);
+	if (glibcs(k))
 		return GLIBC_CALL(mutex_trylock, 0, m);
-	return acquire(m, H_TRY, 0, NULL);
+	return acquire(m, k, H_TRY, 0, NULL);
 }
 
-EXPORT int pthread_mutex_timedlock(pthread_mutex_t *m, const struct timespec *abs)
+EXPORT int SWAPPED(pthread_mutex_timedlock)(pthread_mutex_t *m, const struct timespec *abs)
 {
-	if (GLIBC(m))
+	int k = kind_of(m);
+	if (glibcs(k))
 		return GLIBC_CALL(mutex_timedlock, 0, m, abs);
-	return acquire(m, H_TIMED, CLOCK_REALTIME, abs);
+	return acquire(m, k, H_TIMED, CLOCK_REALTIME, abs);
 }
 
-EXPORT int pthread_mutex_clocklock(pthread_mutex_t *m, clockid_t clk, const struct timespec *abs)
+EXPORT int SWAPPED(pthread_mutex_clocklock)(pthread_mutex_t *m, clockid_t clk,
+					    const struct timespec *abs)
 {
-	if (GLIBC(m))
+	int k = kind_of(m);
+	if (glibcs(k))
 		return GLIBC_CALL(mutex_clocklock, 0, m, clk, abs);
-	return acquire(m, H_TIMED, clk, abs);
+	return acquire(m, k, H_TIMED, clk, abs);
 }
 
-EXPORT int pthread_mutex_unlock(pthread_mutex_t *m)
+EXPORT int SWAPPED(pthread_mutex_unlock)(pthread_mutex_t *m)
 {
-	if (GLIBC(m))
+	int k = kind_of(m);
+	if (glibcs(k))
 		return GLIBC_CALL(mutex_unlock, 0, m);
-	return release(m);
+	struct swap_mutex *s = SM(m);
+	void *p = fast_slot(s, k);
+	if (unlikely(!p))
+		return release(m, k);
+	tls.busy++;
+	class_of_made(s)->unlock(p);
+	tls.busy--;
+	return 0;
 }
 
-EXPORT int pthread_mutex_consistent(pthread_mutex_t *m)
+EXPORT int SWAPPED(pthread_mutex_consistent)(pthread_mutex_t *m)
 {
 	if (GLIBC(m))
 		return GLIBC_CALL(mutex_consistent, 0, m);
@@ -1015,7 +1373,7 @@ static struct regainer *regainer_of(struct regainer *r, const struct swap_mutex 
 static void regain(pthread_mutex_t *m)
 {
 	struct swap_mutex *s = SM(m);
-	if (!acquire(m, H_TRY, 0, NULL))
+	if (!acquire(m, kind_of(m), H_TRY, 0, NULL))
 		return;
 	struct regain_bucket *b = bucket_of(s);
 	struct regainer me = { .m = s };
@@ -1033,7 +1391,7 @@ static void regain(pthread_mutex_t *m)
 	/* Acquire: pairs with the release store that passed us the turn. */
 	while (!atomic_load_explicit(&me.turn, memory_order_acquire))
 		ll_sys_futex_wait(&me.turn, 0, NULL);
-	while (acquire(m, H_LOCK, 0, NULL))
+	while (acquire(m, kind_of(m), H_LOCK, 0, NULL))
 		;
 	/* M is ours: leave the queue, and the next regainer of M has the turn. */
 	REAL(mutex_lock)(&b->lock);
@@ -1111,7 +1469,7 @@ static int cond_wait_common(pthread_cond_t *c, pthread_mutex_t *m, enum cond_how
 	 * (below) and their own acquire of M, or through G. */
 	atomic_fetch_add_explicit(&w.g->waiters, 1, memory_order_relaxed);
 	s->count = 1;   /* a recursive mutex is released whole */
-	int r = release(m);
+	int r = release(m, s->kind);
 	if (r) {
 		s->count = w.depth;
 		atomic_fetch_sub_explicit(&w.g->waiters, 1, memory_order_relaxed);
@@ -1127,17 +1485,18 @@ static int cond_wait_common(pthread_cond_t *c, pthread_mutex_t *m, enum cond_how
 	return r;
 }
 
-EXPORT int pthread_cond_wait(pthread_cond_t *c, pthread_mutex_t *m)
+EXPORT int SWAPPED(pthread_cond_wait)(pthread_cond_t *c, pthread_mutex_t *m)
 {
 	return cond_wait_common(c, m, C_WAIT, 0, NULL);
 }
 
-EXPORT int pthread_cond_timedwait(pthread_cond_t *c, pthread_mutex_t *m, const struct timespec *abs)
+EXPORT int SWAPPED(pthread_cond_timedwait)(pthread_cond_t *c, pthread_mutex_t *m,
+					   const struct timespec *abs)
 {
 	return cond_wait_common(c, m, C_TIMED, 0, abs);
 }
 
-EXPORT int pthread_cond_clockwait(pthread_cond_t *c, pthread_mutex_t *m, clockid_t clk,
+EXPORT int SWAPPED(pthread_cond_clockwait)(pthread_cond_t *c, pthread_mutex_t *m, clockid_t clk,
 				  const struct timespec *abs)
 {
 	return cond_wait_common(c, m, C_CLOCK, clk, abs);
@@ -1160,34 +1519,41 @@ static int wake(pthread_cond_t *c, int all)
 	return r;
 }
 
-EXPORT int pthread_cond_signal(pthread_cond_t *c)
+EXPORT int SWAPPED(pthread_cond_signal)(pthread_cond_t *c)
 {
 	return wake(c, 0);
 }
 
-EXPORT int pthread_cond_broadcast(pthread_cond_t *c)
+EXPORT int SWAPPED(pthread_cond_broadcast)(pthread_cond_t *c)
 {
 	return wake(c, 1);
 }
 
 /* -------------------------------------------------------- fork and exit */
 
-static void before_fork(void)
-{
-	name_lock();
-	slab_lock();
-}
-
-static void after_fork_parent(void)
-{
-	slab_unlock();
-	name_unlock();
-}
-
+/*
+ * The slab and name guards are not taken before fork: other prepare handlers
+ * (an allocator's, locking all its mutexes) may still make slots, or name
+ * mutexes, after ours.  A child whose copy was taken with a guard held cannot
+ * trust what it guards: it starts a new chunk and new lists, or new symbol
+ * tables (the old ones leak; the call-site cache's entries are each whole).
+ */
 static void after_fork_child(void)
 {
-	slab_unlock();
-	name_unlock();
+	if (atomic_flag_test_and_set_explicit(&slab_guard, memory_order_relaxed)) {
+		slab_next = slab_end = NULL;
+		slab_free = NULL;
+		memset(block_free, 0, sizeof(block_free));
+	}
+	atomic_flag_clear_explicit(&slab_guard, memory_order_relaxed);
+	if (atomic_flag_test_and_set_explicit(&name_guard, memory_order_relaxed)) {
+		memset(&name_arena, 0, sizeof(name_arena));
+		memset(&names, 0, sizeof(names));
+		names.arena = &name_arena;
+	}
+	atomic_flag_clear_explicit(&name_guard, memory_order_relaxed);
+	/* Every mutex used before now is looked at once more (fork_repair). */
+	hot.fork_gen = (hot.fork_gen + 1) & GEN_MASK;
 	/* Only this thread exists: no guard is held, no waiter is left, nobody
 	 * queues to regain a mutex. */
 	for (int i = 0; i < SWAP_GUARDS; i++) {
@@ -1220,7 +1586,7 @@ __attribute__((constructor)) static void swap_ctor(void)
 		config_load();
 	if (getenv("LOCKLAB_SWAP_CHECK"))
 		_exit(0);   /* the CLI's check of the lock and its options, before the run */
-	pthread_atfork(before_fork, after_fork_parent, after_fork_child);
+	pthread_atfork(NULL, NULL, after_fork_child);
 }
 
 /* ------------------------------------------------------------- reporting */

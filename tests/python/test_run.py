@@ -1,5 +1,6 @@
 """`locklab run`: a program's pthread mutexes swapped (liblocklab-swap.so), its status and
 death signal passed through, refusals before anything runs, and the per-process stats."""
+import errno
 import json
 import os
 import signal
@@ -23,6 +24,22 @@ static pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t c = PTHREAD_COND_INITIALIZER;
 static long counter;
 static int ready;
+static pthread_mutex_t held = PTHREAD_MUTEX_INITIALIZER, late = PTHREAD_MUTEX_INITIALIZER;
+
+static void *queue_on_held(void *p)
+{
+    (void)p;
+    pthread_mutex_lock(&held);   /* never granted: main exits holding it */
+    return NULL;
+}
+
+/* After main returns: the swapper's destructor may have run, the locks must still work. */
+static void at_exit(void)
+{
+    pthread_mutex_lock(&late);
+    printf("late %d\n", pthread_mutex_trylock(&held));
+    pthread_mutex_unlock(&late);
+}
 
 static void *work(void *p)
 {
@@ -46,6 +63,14 @@ int main(int argc, char **argv)
         raise(SIGTERM);
     if (!strcmp(what, "exit"))
         return atoi(argv[2]);
+    if (!strcmp(what, "exitheld")) {
+        pthread_t q;
+        pthread_mutex_lock(&held);
+        pthread_create(&q, NULL, queue_on_held, NULL);
+        usleep(20000);   /* queued (or asleep) behind main */
+        atexit(at_exit);
+        return 5;
+    }
     if (!strcmp(what, "robust")) {
         pthread_mutexattr_t a;
         pthread_mutex_t r, s;
@@ -87,6 +112,15 @@ int main(int argc, char **argv)
 """
 
 
+# Every algorithm; the pure spinlocks wait with sched_yield on a 2-core machine.
+LOCKS = ["pthread", "pthread-adaptive", "innodb56", "spin-trylock", "tas", "ttas", "ticket",
+         "mcs", "futex", "ll"]
+
+
+def spin_opts(lock):
+    return ["--lock-opts", "spin=yield"] if lock in ("tas", "ttas", "ticket", "mcs") else []
+
+
 @pytest.fixture(scope="module")
 def program(tmp_path_factory):
     d = tmp_path_factory.mktemp("swapped")
@@ -102,11 +136,10 @@ def _built():
         pytest.skip("liblocklab-swap.so not built (sanitized build)")
 
 
-@pytest.mark.parametrize("lock", ["pthread", "futex", "ll", "ttas", "mcs", "innodb56"])
+@pytest.mark.parametrize("lock", LOCKS)
 def test_counts_add_up_under_every_lock(program, lock, tmp_path):
     stats = tmp_path / "stats.json"
-    opts = ["--lock-opts", "spin=yield"] if lock in ("ttas", "mcs") else []
-    res = locklab("run", "--lock", lock, *opts, "--stats-json", stats, "--", program,
+    res = locklab("run", "--lock", lock, *spin_opts(lock), "--stats-json", stats, "--", program,
                   timeout=60)
     assert res.returncode == 0, res.stderr
     assert res.stdout.strip() == str(4 * 20000)
@@ -143,6 +176,17 @@ def test_one_json_object_per_process(program, tmp_path):
     assert res.returncode == 0, res.stderr
     docs = [json.loads(line) for line in stats.read_text().splitlines()]
     assert len(docs) == 2 and len({d["pid"] for d in docs}) == 2
+
+
+@pytest.mark.parametrize("lock", LOCKS)
+def test_exit_with_a_lock_held_and_a_thread_queued(program, lock, tmp_path):
+    """A program may exit holding locks, with threads waiting on them, and lock again in
+    its exit handlers: no hang, its status and output kept, the stats still written."""
+    res = locklab("run", "--lock", lock, *spin_opts(lock), "--stats", "--", program,
+                  "exitheld", timeout=60)
+    assert res.returncode == 5, res.stderr
+    assert res.stdout.strip() == f"late {errno.EBUSY}"
+    assert "locklab: swap pid" in res.stderr
 
 
 def test_exit_status_and_signal_pass_through(program):
@@ -210,16 +254,24 @@ int main(void) { printf("%ld\n", early_count()); return 0; }
 """
 
 
-def test_mutexes_used_before_the_constructor(tmp_path):
-    (tmp_path / "early.c").write_text(EARLY_LIB)
-    (tmp_path / "main.c").write_text(EARLY_MAIN)
-    subprocess.run(["cc", "-O2", "-shared", "-fPIC", "-pthread", str(tmp_path / "early.c"),
-                    "-o", str(tmp_path / "libearly.so")], check=True)
-    exe = tmp_path / "main"
-    subprocess.run(["cc", "-O2", str(tmp_path / "main.c"), "-L", str(tmp_path), "-learly",
-                    f"-Wl,-rpath,{tmp_path}", "-pthread", "-o", str(exe)], check=True)
+@pytest.fixture(scope="module")
+def early_program(tmp_path_factory):
+    d = tmp_path_factory.mktemp("early")
+    (d / "early.c").write_text(EARLY_LIB)
+    (d / "main.c").write_text(EARLY_MAIN)
+    subprocess.run(["cc", "-O2", "-shared", "-fPIC", "-pthread", str(d / "early.c"),
+                    "-o", str(d / "libearly.so")], check=True)
+    exe = d / "main"
+    subprocess.run(["cc", "-O2", str(d / "main.c"), "-L", str(d), "-learly",
+                    f"-Wl,-rpath,{d}", "-pthread", "-o", str(exe)], check=True)
+    return exe
+
+
+@pytest.mark.parametrize("lock", LOCKS)
+def test_mutexes_used_before_the_constructor(early_program, lock, tmp_path):
     stats = tmp_path / "stats.json"
-    res = locklab("run", "--lock", "futex", "--stats-json", stats, "--", exe)
+    res = locklab("run", "--lock", lock, *spin_opts(lock), "--stats-json", stats, "--",
+                  early_program, timeout=60)
     assert res.returncode == 0, res.stderr
     assert res.stdout.strip() == str(3 * 20000)
     assert json.loads(stats.read_text())["acquisitions"] >= 3 * 20000

@@ -16,8 +16,9 @@
  */
 #include <pthread.h>
 #include <sched.h>
-#include <stdlib.h>
+#include <string.h>
 
+#include "core/mem.h"
 #include "locklab/innodb56.h"
 #include "locks/algo.h"
 
@@ -30,7 +31,7 @@ struct ll_innodb56_event {
 
 static struct ll_innodb56_event *event_create(void)
 {
-	struct ll_innodb56_event *e = calloc(1, sizeof(*e));
+	struct ll_innodb56_event *e = ll_mem_alloc(sizeof(*e));
 	pthread_condattr_t ca;
 
 	if (!e)
@@ -49,7 +50,7 @@ static void event_destroy(struct ll_innodb56_event *e)
 {
 	pthread_cond_destroy(&e->c);
 	pthread_mutex_destroy(&e->m);
-	free(e);
+	ll_mem_free(e, sizeof(*e));
 }
 
 static void event_set(struct ll_innodb56_event *e)
@@ -116,7 +117,7 @@ static struct sync_array *sync_array_get(unsigned i)
 	struct sync_array *a = atomic_load_explicit(&sync_arrays[i], memory_order_acquire);
 	if (a)
 		return a;
-	struct sync_array *fresh = calloc(1, sizeof(*fresh));
+	struct sync_array *fresh = ll_mem_alloc(sizeof(*fresh));
 	if (!fresh)
 		return NULL;
 	pthread_mutex_init(&fresh->m, NULL);
@@ -124,8 +125,30 @@ static struct sync_array *sync_array_get(unsigned i)
 						    memory_order_acquire))
 		return fresh;
 	pthread_mutex_destroy(&fresh->m);
-	free(fresh);
+	ll_mem_free(fresh, sizeof(*fresh));
 	return a;
+}
+
+/*
+ * A forked child has only the thread that forked, which was not waiting:
+ * every cell is free, and an array's mutex may have been copied held by a
+ * thread that does not exist there.
+ */
+static void sync_arrays_after_fork(void)
+{
+	for (unsigned i = 0; i < MAX_SYNC_ARRAYS; i++) {
+		struct sync_array *a = atomic_load_explicit(&sync_arrays[i], memory_order_relaxed);
+		if (!a)
+			continue;
+		a->m = (pthread_mutex_t)PTHREAD_MUTEX_INITIALIZER;
+		a->n_reserved = 0;
+		memset(a->cells, 0, sizeof(a->cells));
+	}
+}
+
+__attribute__((constructor)) static void sync_arrays_register_fork(void)
+{
+	pthread_atfork(NULL, NULL, sync_arrays_after_fork);
 }
 
 /* Spreads reservations over the arrays round-robin, as InnoDB 5.6 does. */

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "core/mem.h"
 #include "locklab/mcs.h"
 #include "locks/algo.h"
 
@@ -34,7 +35,7 @@ static struct ll_mcs_node *node_get(void)
 		pool.free_list = n->free_next;
 		return n;
 	}
-	n = aligned_alloc(64, sizeof(*n));
+	n = ll_mem_alloc(sizeof(*n));
 	if (!n) {
 		fputs("locklab: mcs: out of memory for a queue node\n", stderr);
 		abort();
@@ -47,7 +48,7 @@ static struct ll_mcs_node *node_get(void)
 static void node_put(struct ll_mcs_node *n)
 {
 	if (n->heap) {
-		free(n);
+		ll_mem_free(n, sizeof(*n));
 		return;
 	}
 	n->free_next = pool.free_list;

@@ -5,7 +5,9 @@
  * refuses to pass a run where the library was not loaded, and `herd`, which
  * reads the swapper's statistics (LOCKLAB_SWAP_STATS_JSON).
  *
- *   test_swap CASE [WAITERS]
+ *   test_swap CASE [N]
+ *
+ * Exit status 77: the case cannot run on this machine (it says why).
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -24,6 +26,25 @@
 #include <unistd.h>
 
 #include "harness.h"
+
+#ifdef LL_SWAP_DIRECT
+/* Built with the swapper linked in (the ThreadSanitizer build): every mutex
+ * and condvar call below goes to its entry points by their own names. */
+#include "swap_direct.h"
+#define pthread_mutex_init swap_pthread_mutex_init
+#define pthread_mutex_destroy swap_pthread_mutex_destroy
+#define pthread_mutex_lock swap_pthread_mutex_lock
+#define pthread_mutex_trylock swap_pthread_mutex_trylock
+#define pthread_mutex_timedlock swap_pthread_mutex_timedlock
+#define pthread_mutex_clocklock swap_pthread_mutex_clocklock
+#define pthread_mutex_unlock swap_pthread_mutex_unlock
+#define pthread_mutex_consistent swap_pthread_mutex_consistent
+#define pthread_cond_wait swap_pthread_cond_wait
+#define pthread_cond_timedwait swap_pthread_cond_timedwait
+#define pthread_cond_clockwait swap_pthread_cond_clockwait
+#define pthread_cond_signal swap_pthread_cond_signal
+#define pthread_cond_broadcast swap_pthread_cond_broadcast
+#endif
 
 static const char *arg;
 
@@ -153,9 +174,8 @@ static int trylock(void)
 	spawn(try_is_busy, &st, &t);
 	CHECK(join(t) == (void *)EBUSY, "trylock of a held mutex must be EBUSY");
 	CHECK(pthread_mutex_unlock(&st) == 0, "unlock");
-	spawn(try_is_busy, &st, &t);
+	spawn(try_and_release, &st, &t);
 	CHECK(join(t) == 0, "trylock after unlock");
-	CHECK(pthread_mutex_unlock(&st) == 0, "unlock of what the other thread took");
 	return 0;
 }
 
@@ -404,7 +424,10 @@ static pthread_mutex_t cs_m[CS_MUTEXES];
 static struct cs_thread *cs;
 static int *cs_pos;            /* per ring: whose turn (its ring's mutex) */
 static atomic_long *cs_ring_passes;
-static int cs_rings, cs_stop;  /* cs_stop: under every mutex */
+static int cs_rings;
+/* Set under each mutex in turn (so a ring's thread sees it under its own
+ * mutex, with the broadcast that follows), read under any: atomic. */
+static atomic_int cs_stop;
 static long cs_target;
 static atomic_long cs_passes;
 
@@ -707,6 +730,300 @@ static int forking(void)
 	return 0;
 }
 
+/* --- fork while the parent's threads hold and queue on swapped mutexes */
+
+static pthread_mutex_t fq_held = PTHREAD_MUTEX_INITIALIZER;    /* the forking thread's */
+static pthread_mutex_t fq_free = PTHREAD_MUTEX_INITIALIZER;    /* contended, free at fork */
+static pthread_mutex_t fq_theirs = PTHREAD_MUTEX_INITIALIZER;  /* another thread's at fork */
+static pthread_cond_t fq_cond = PTHREAD_COND_INITIALIZER;
+static atomic_int fq_arrived;
+static long fq_count, fq_child_count[2];
+
+#define FQ_QUEUED 3
+
+/* Contends fq_free, then queues on fq_held (the forking thread holds it). */
+static void *fq_queue(void *p)
+{
+	(void)p;
+	for (int r = 0; r < 2000; r++) {
+		pthread_mutex_lock(&fq_free);
+		fq_count++;
+		pthread_mutex_unlock(&fq_free);
+	}
+	atomic_fetch_add(&fq_arrived, 1);
+	CHECK(pthread_mutex_lock(&fq_held) == 0, "lock");
+	CHECK(pthread_mutex_unlock(&fq_held) == 0, "unlock");
+	return NULL;
+}
+
+/* Holds fq_theirs across the fork, queued on fq_held meanwhile. */
+static void *fq_holder(void *p)
+{
+	(void)p;
+	CHECK(pthread_mutex_lock(&fq_theirs) == 0, "lock");
+	atomic_fetch_add(&fq_arrived, 1);
+	CHECK(pthread_mutex_lock(&fq_held) == 0, "lock");
+	CHECK(pthread_mutex_unlock(&fq_held) == 0, "unlock");
+	CHECK(pthread_mutex_unlock(&fq_theirs) == 0, "unlock");
+	return NULL;
+}
+
+/* The child's threads: the two mutexes the parent's threads queued on, and a condvar. */
+static void *fq_child_main(void *p)
+{
+	(void)p;
+	for (int r = 0; r < 2000; r++) {
+		pthread_mutex_t *m = r % 2 ? &fq_held : &fq_free;
+		if (pthread_mutex_lock(m))
+			_exit(10);
+		fq_child_count[r % 2]++;
+		if (r % 500 == 0)
+			pthread_cond_signal(&fq_cond);
+		if (pthread_mutex_unlock(m))
+			_exit(11);
+	}
+	return NULL;
+}
+
+static int fq_child(void)
+{
+	test_watchdog("forkqueue's child", 30);
+	/* Held by a thread that does not exist here: it stays held, as with glibc. */
+	if (pthread_mutex_trylock(&fq_theirs) != EBUSY)
+		_exit(4);
+	struct timespec dl = after_ns(CLOCK_REALTIME, 20000000);
+	if (pthread_mutex_timedlock(&fq_theirs, &dl) != ETIMEDOUT)
+		_exit(5);
+	/* Ours, with the parent's threads queued behind: they are not here. */
+	if (pthread_mutex_unlock(&fq_held))
+		_exit(6);
+	pthread_t t[2];
+	for (int i = 0; i < 2; i++)
+		if (pthread_create(&t[i], NULL, fq_child_main, NULL))
+			_exit(7);
+	fq_child_main(NULL);
+	pthread_mutex_lock(&fq_held);
+	dl = after_ns(CLOCK_REALTIME, 1000000);
+	int rc = pthread_cond_timedwait(&fq_cond, &fq_held, &dl);
+	pthread_mutex_unlock(&fq_held);
+	if (rc && rc != ETIMEDOUT)
+		_exit(8);
+	for (int i = 0; i < 2; i++)
+		pthread_join(t[i], NULL);
+	if (fq_child_count[0] + fq_child_count[1] != 3 * 2000)
+		_exit(9);
+	if (pthread_mutex_trylock(&fq_free) || pthread_mutex_unlock(&fq_free) ||
+	    pthread_mutex_trylock(&fq_held) || pthread_mutex_unlock(&fq_held))
+		_exit(12);
+	_exit(0);
+}
+
+static int forkqueue(void)
+{
+	pthread_t q[FQ_QUEUED], h;
+	CHECK(pthread_mutex_lock(&fq_held) == 0, "lock");
+	for (int i = 0; i < FQ_QUEUED; i++)
+		spawn(fq_queue, NULL, &q[i]);
+	spawn(fq_holder, NULL, &h);
+	while (atomic_load(&fq_arrived) < FQ_QUEUED + 1)
+		sched_yield();
+	/* Long enough for all of them to be queued (or asleep) on fq_held. */
+	struct timespec settle = { 0, 50000000 };
+	nanosleep(&settle, NULL);
+	pid_t pid = fork();
+	CHECK(pid >= 0, "fork");
+	if (pid == 0)
+		fq_child();
+	int status;
+	CHECK(waitpid(pid, &status, 0) == pid, "waitpid");
+	CHECK(pthread_mutex_unlock(&fq_held) == 0, "unlock");
+	for (int i = 0; i < FQ_QUEUED; i++)
+		join(q[i]);
+	join(h);
+	CHECK(fq_count == FQ_QUEUED * 2000, "%ld increments in the parent", fq_count);
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+	      "the child: status %#x (exit 4-5: a mutex held by a gone thread was free; "
+	      "6-12: the mutexes the parent's threads queued on failed)", status);
+	return 0;
+}
+
+/* --- thousands of threads alive at once on a few mutexes and a condvar */
+
+#define MT_MUTEXES 3
+#define MT_ROUNDS 5
+static pthread_mutex_t mt_m[MT_MUTEXES] = { PTHREAD_MUTEX_INITIALIZER,
+	PTHREAD_MUTEX_INITIALIZER, PTHREAD_MUTEX_INITIALIZER };
+static pthread_mutex_t mt_gate = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t mt_cond = PTHREAD_COND_INITIALIZER;
+static long mt_count[MT_MUTEXES];
+static int mt_threads, mt_arrived, mt_released;
+
+static void *mt_main(void *p)
+{
+	long id = (long)(intptr_t)p;
+	for (int r = 0; r < MT_ROUNDS; r++) {
+		int i = (int)((id + r) % MT_MUTEXES);
+		CHECK(pthread_mutex_lock(&mt_m[i]) == 0, "lock");
+		mt_count[i]++;
+		CHECK(pthread_mutex_unlock(&mt_m[i]) == 0, "unlock");
+	}
+	/* Nobody leaves before all have arrived: all are alive at once.  Woken one
+	 * by one (each signals the next), so no herd needs the gate at once. */
+	CHECK(pthread_mutex_lock(&mt_gate) == 0, "lock");
+	if (++mt_arrived == mt_threads)
+		pthread_cond_signal(&mt_cond);
+	while (mt_arrived < mt_threads)
+		CHECK(pthread_cond_wait(&mt_cond, &mt_gate) == 0, "wait");
+	mt_released++;
+	pthread_cond_signal(&mt_cond);
+	CHECK(pthread_mutex_unlock(&mt_gate) == 0, "unlock");
+	return NULL;
+}
+
+/* Why n threads cannot run here, or NULL. */
+static const char *thread_limit(int n, char *why, size_t len)
+{
+	struct rlimit rl;
+	long max = -1;
+	FILE *f = fopen("/proc/sys/kernel/threads-max", "r");
+	if (f) {
+		if (fscanf(f, "%ld", &max) != 1)
+			max = -1;
+		fclose(f);
+	}
+	if (max >= 0 && max < n + 64) {
+		snprintf(why, len, "kernel.threads-max is %ld", max);
+		return why;
+	}
+	if (!getrlimit(RLIMIT_NPROC, &rl) && rl.rlim_cur != RLIM_INFINITY &&
+	    rl.rlim_cur < (rlim_t)n + 64) {
+		snprintf(why, len, "ulimit -u is %ld", (long)rl.rlim_cur);
+		return why;
+	}
+	f = fopen("/sys/fs/cgroup/pids.max", "r");
+	if (f) {
+		char v[32] = "";
+		if (fscanf(f, "%31s", v) == 1 && strcmp(v, "max") && atol(v) < n + 64) {
+			snprintf(why, len, "the cgroup's pids.max is %s", v);
+			fclose(f);
+			return why;
+		}
+		fclose(f);
+	}
+	return NULL;
+}
+
+static int manythreads(void)
+{
+	int n = arg ? atoi(arg) : 4000;
+	char why[128];
+	CHECK(n > 0, "thread count %d", n);
+	if (thread_limit(n, why, sizeof(why))) {
+		printf("skipped: %d threads cannot run here: %s\n", n, why);
+		return 77;
+	}
+	pthread_t *t = calloc((size_t)n, sizeof(*t));
+	CHECK(t, "calloc");
+	pthread_attr_t a;
+	pthread_attr_init(&a);
+	pthread_attr_setstacksize(&a, 64 << 10);
+	mt_threads = n;
+	for (int i = 0; i < n; i++) {
+		int rc = pthread_create(&t[i], &a, mt_main, (void *)(intptr_t)i);
+		CHECK(rc == 0, "pthread_create of thread %d: %s", i, strerror(rc));
+	}
+	pthread_attr_destroy(&a);
+	for (int i = 0; i < n; i++)
+		join(t[i]);
+	long total = 0;
+	for (int i = 0; i < MT_MUTEXES; i++)
+		total += mt_count[i];
+	CHECK(total == (long)n * MT_ROUNDS, "%ld increments, expected %ld", total,
+	      (long)n * MT_ROUNDS);
+	CHECK(mt_released == n, "%d of %d released", mt_released, n);
+	free(t);
+	return 0;
+}
+
+/* --- an allocation-heavy program: blocks made in one thread, freed in another */
+
+#define AL_THREADS 4
+#define AL_SLOTS 64
+static pthread_mutex_t al_m = PTHREAD_MUTEX_INITIALIZER;
+static unsigned char *al_box[AL_SLOTS];
+static size_t al_size[AL_SLOTS];
+static long al_rounds;
+
+static void al_fill(unsigned char *b, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		b[i] = (unsigned char)(n + i);
+}
+
+static int al_intact(const unsigned char *b, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (b[i] != (unsigned char)(n + i))
+			return 0;
+	return 1;
+}
+
+static void *al_main(void *p)
+{
+	unsigned seed = (unsigned)(intptr_t)p * 2654435761u + 1;
+	for (long r = 0; r < al_rounds; r++) {
+		seed = seed * 1103515245u + 12345u;
+		size_t n = 1 + (seed >> 8) % (r % 16 == 0 ? 65536 : 512);
+		unsigned char *b = malloc(n);
+		CHECK(b, "malloc %zu", n);
+		al_fill(b, n);
+		if (r % 8 == 0) {
+			unsigned char *g = realloc(b, n * 2);
+			CHECK(g, "realloc");
+			b = g;
+		}
+		/* Swap it into the shared box: the block found there was made by any thread. */
+		int k = (int)((seed >> 4) % AL_SLOTS);
+		CHECK(pthread_mutex_lock(&al_m) == 0, "lock");
+		unsigned char *old = al_box[k];
+		size_t old_n = al_size[k];
+		al_box[k] = b;
+		al_size[k] = n;
+		CHECK(pthread_mutex_unlock(&al_m) == 0, "unlock");
+		if (old) {
+			CHECK(al_intact(old, old_n), "a block of %zu bytes was overwritten", old_n);
+			free(old);
+		}
+	}
+	return NULL;
+}
+
+static int allocs(void)
+{
+	al_rounds = test_scaled(20000);
+	char dummy[64];
+	test_run_threads(AL_THREADS, al_main, dummy, 0);
+	for (int k = 0; k < AL_SLOTS; k++) {
+		if (al_box[k])
+			CHECK(al_intact(al_box[k], al_size[k]), "block %d overwritten", k);
+		free(al_box[k]);
+	}
+	/* And once across a fork: the allocator's own fork handlers lock its mutexes. */
+	pid_t pid = fork();
+	CHECK(pid >= 0, "fork");
+	if (pid == 0) {
+		void *b = malloc(100);
+		pthread_mutex_lock(&al_m);
+		pthread_mutex_unlock(&al_m);
+		free(b);
+		_exit(b ? 0 : 1);
+	}
+	int status;
+	CHECK(waitpid(pid, &status, 0) == pid, "waitpid");
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "child status %#x", status);
+	return 0;
+}
+
 /* Robust and process-shared mutexes are glibc's, and still work. */
 static int glibc_kept(void)
 {
@@ -748,6 +1065,9 @@ static const struct test_case cases[] = {
 	{ "herd", herd, 0 },
 	{ "condstress", condstress, 0 },
 	{ "fork", forking, 0 },
+	{ "forkqueue", forkqueue, 0 },
+	{ "manythreads", manythreads, 0 },
+	{ "allocs", allocs, 0 },
 	{ "glibc", glibc_kept, 0 },
 };
 
