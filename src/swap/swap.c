@@ -123,6 +123,7 @@ struct swap_tls {
 	int busy;            /* inside the ops table or our own set-up: glibc serves all */
 	int setup;           /* this thread is finding glibc's functions or the lock */
 	uint32_t acq, cont;  /* counts not yet added to the totals */
+	uint32_t rw;         /* rwlock acquisitions not yet added */
 	int keyed;           /* the exit flush is registered */
 };
 static __thread struct swap_tls tls __attribute__((tls_model("initial-exec")));
@@ -144,6 +145,16 @@ static struct {
 			      const struct timespec *);
 	int (*cond_signal)(pthread_cond_t *);
 	int (*cond_broadcast)(pthread_cond_t *);
+	/* rwlocks stay glibc's: only counted */
+	int (*rwlock_init)(pthread_rwlock_t *, const pthread_rwlockattr_t *);
+	int (*rwlock_rdlock)(pthread_rwlock_t *);
+	int (*rwlock_tryrdlock)(pthread_rwlock_t *);
+	int (*rwlock_timedrdlock)(pthread_rwlock_t *, const struct timespec *);
+	int (*rwlock_clockrdlock)(pthread_rwlock_t *, clockid_t, const struct timespec *);
+	int (*rwlock_wrlock)(pthread_rwlock_t *);
+	int (*rwlock_trywrlock)(pthread_rwlock_t *);
+	int (*rwlock_timedwrlock)(pthread_rwlock_t *, const struct timespec *);
+	int (*rwlock_clockwrlock)(pthread_rwlock_t *, clockid_t, const struct timespec *);
 } real;
 static atomic_int real_ready;
 
@@ -188,6 +199,15 @@ static void real_resolve(void)
 	R(cond_clockwait, pthread_cond_clockwait, NULL);
 	R(cond_signal, pthread_cond_signal, "GLIBC_2.3.2");
 	R(cond_broadcast, pthread_cond_broadcast, "GLIBC_2.3.2");
+	R(rwlock_init, pthread_rwlock_init, NULL);
+	R(rwlock_rdlock, pthread_rwlock_rdlock, NULL);
+	R(rwlock_tryrdlock, pthread_rwlock_tryrdlock, NULL);
+	R(rwlock_timedrdlock, pthread_rwlock_timedrdlock, NULL);
+	R(rwlock_clockrdlock, pthread_rwlock_clockrdlock, NULL);
+	R(rwlock_wrlock, pthread_rwlock_wrlock, NULL);
+	R(rwlock_trywrlock, pthread_rwlock_trywrlock, NULL);
+	R(rwlock_timedwrlock, pthread_rwlock_timedwrlock, NULL);
+	R(rwlock_clockwrlock, pthread_rwlock_clockwrlock, NULL);
 #undef R
 	tls.busy--;
 	tls.setup--;
@@ -283,6 +303,7 @@ static int flush_keyed;
 
 static struct {
 	atomic_ulong mutexes, acquisitions, contended, conds;
+	atomic_ulong rwlocks, rw_acquisitions;   /* glibc's rwlocks: inits, acquisitions */
 	atomic_ulong passthrough[PASS_N];
 	atomic_uint waiting, max_waiting;   /* threads inside a contended lock: now, at most */
 } totals;
@@ -311,7 +332,9 @@ static void flush_counts(void)
 		atomic_fetch_add_explicit(&totals.acquisitions, tls.acq, memory_order_relaxed);
 	if (tls.cont)
 		atomic_fetch_add_explicit(&totals.contended, tls.cont, memory_order_relaxed);
-	tls.acq = tls.cont = 0;
+	if (tls.rw)
+		atomic_fetch_add_explicit(&totals.rw_acquisitions, tls.rw, memory_order_relaxed);
+	tls.acq = tls.cont = tls.rw = 0;
 }
 
 static void flush_at_thread_exit(void *unused)
@@ -505,7 +528,8 @@ static void waiting_leave(void)
 	atomic_fetch_sub_explicit(&totals.waiting, 1, memory_order_relaxed);
 }
 
-static inline void count(int contended)
+/* The thread's first count registers its exit flush. */
+static inline void count_thread(void)
 {
 	if (unlikely(!tls.keyed)) {
 		tls.keyed = 1;
@@ -513,6 +537,11 @@ static inline void count(int contended)
 		if (flush_keyed)
 			pthread_setspecific(flush_key, &tls);
 	}
+}
+
+static inline void count(int contended)
+{
+	count_thread();
 	tls.acq++;
 	tls.cont += (uint32_t)contended;
 	if (unlikely(tls.acq >= 1024))
@@ -1529,6 +1558,78 @@ EXPORT int SWAPPED(pthread_cond_broadcast)(pthread_cond_t *c)
 	return wake(c, 1);
 }
 
+/* ---------------------------------------------------------------- rwlocks */
+
+/*
+ * pthread_rwlock_t stays glibc's: each call goes to glibc's function, and with
+ * the stats on, inits and successful acquisitions are counted (acquisitions
+ * per thread, like the mutexes').  A call from inside our own set-up, before
+ * glibc's function is known, is answered with success (glibc_call).
+ */
+static inline int rw_counted(int r)
+{
+	if (r == 0 && counting()) {
+		count_thread();
+		if (unlikely(++tls.rw >= 1024))
+			flush_counts();
+	}
+	return r;
+}
+
+EXPORT int SWAPPED(pthread_rwlock_init)(pthread_rwlock_t *l, const pthread_rwlockattr_t *a)
+{
+	int r = GLIBC_CALL(rwlock_init, 0, l, a);
+	if (r == 0 && counting())   /* relaxed: read at exit */
+		atomic_fetch_add_explicit(&totals.rwlocks, 1, memory_order_relaxed);
+	return r;
+}
+
+EXPORT int SWAPPED(pthread_rwlock_rdlock)(pthread_rwlock_t *l)
+{
+	return rw_counted(GLIBC_CALL(rwlock_rdlock, 0, l));
+}
+
+EXPORT int SWAPPED(pthread_rwlock_tryrdlock)(pthread_rwlock_t *l)
+{
+	return rw_counted(GLIBC_CALL(rwlock_tryrdlock, 0, l));
+}
+
+EXPORT int SWAPPED(pthread_rwlock_timedrdlock)(pthread_rwlock_t *l, const struct timespec *abs)
+{
+	return rw_counted(GLIBC_CALL(rwlock_timedrdlock, 0, l, abs));
+}
+
+EXPORT int SWAPPED(pthread_rwlock_clockrdlock)(pthread_rwlock_t *l, clockid_t clk,
+					      const struct timespec *abs)
+{
+	if (can_call_real() && !real.rwlock_clockrdlock)
+		return ENOSYS;
+	return rw_counted(GLIBC_CALL(rwlock_clockrdlock, 0, l, clk, abs));
+}
+
+EXPORT int SWAPPED(pthread_rwlock_wrlock)(pthread_rwlock_t *l)
+{
+	return rw_counted(GLIBC_CALL(rwlock_wrlock, 0, l));
+}
+
+EXPORT int SWAPPED(pthread_rwlock_trywrlock)(pthread_rwlock_t *l)
+{
+	return rw_counted(GLIBC_CALL(rwlock_trywrlock, 0, l));
+}
+
+EXPORT int SWAPPED(pthread_rwlock_timedwrlock)(pthread_rwlock_t *l, const struct timespec *abs)
+{
+	return rw_counted(GLIBC_CALL(rwlock_timedwrlock, 0, l, abs));
+}
+
+EXPORT int SWAPPED(pthread_rwlock_clockwrlock)(pthread_rwlock_t *l, clockid_t clk,
+					      const struct timespec *abs)
+{
+	if (can_call_real() && !real.rwlock_clockwrlock)
+		return ENOSYS;
+	return rw_counted(GLIBC_CALL(rwlock_clockwrlock, 0, l, clk, abs));
+}
+
 /* -------------------------------------------------------- fork and exit */
 
 /*
@@ -1569,6 +1670,8 @@ static void after_fork_child(void)
 	atomic_store_explicit(&totals.contended, 0, memory_order_relaxed);
 	atomic_store_explicit(&totals.conds, 0, memory_order_relaxed);
 	atomic_store_explicit(&totals.mutexes, 0, memory_order_relaxed);
+	atomic_store_explicit(&totals.rwlocks, 0, memory_order_relaxed);
+	atomic_store_explicit(&totals.rw_acquisitions, 0, memory_order_relaxed);
 	atomic_store_explicit(&totals.waiting, 0, memory_order_relaxed);
 	atomic_store_explicit(&totals.max_waiting, 0, memory_order_relaxed);
 	for (int i = 0; i < PASS_N; i++)
@@ -1576,7 +1679,7 @@ static void after_fork_child(void)
 	for (int i = 0; i <= nsites; i++)
 		atomic_store_explicit(&classes[i].matched, 0, memory_order_relaxed);
 	atomic_store_explicit(&glibc_class.matched, 0, memory_order_relaxed);
-	tls.acq = tls.cont = 0;
+	tls.acq = tls.cont = tls.rw = 0;
 }
 
 __attribute__((constructor)) static void swap_ctor(void)
@@ -1709,13 +1812,16 @@ __attribute__((destructor)) static void swap_dtor(void)
 	unsigned long cont = atomic_load_explicit(&totals.contended, memory_order_relaxed);
 	unsigned long conds = atomic_load_explicit(&totals.conds, memory_order_relaxed);
 	unsigned maxw = atomic_load_explicit(&totals.max_waiting, memory_order_relaxed);
+	unsigned long rwl = atomic_load_explicit(&totals.rwlocks, memory_order_relaxed);
+	unsigned long rwa = atomic_load_explicit(&totals.rw_acquisitions, memory_order_relaxed);
 	if (stats_line) {
 		o.len = 0;
 		out_printf(&o, "locklab: swap pid %d lock %s: %lu mutexes (%zu bytes each), "
 			   "%lu acquisitions, %lu contended, %lu passed to glibc, %lu condvar waits, "
-			   "at most %u waiting at once",
+			   "at most %u waiting at once; glibc's rwlocks: %lu initialised, "
+			   "%lu acquisitions",
 			   (int)getpid(), rest == GLIBC_CLASS ? "glibc" : classes[0].name, mx,
-			   slot_bytes, acq, cont, npass, conds, maxw);
+			   slot_bytes, acq, cont, npass, conds, maxw, rwl, rwa);
 		for (int i = 1; i <= nsites; i++) {
 			unsigned long n = atomic_load_explicit(&classes[i].matched, memory_order_relaxed);
 			out_printf(&o, "%s%s %s: %lu%s", i == 1 ? "; lock-for " : ", ", classes[i].site,
@@ -1734,9 +1840,10 @@ __attribute__((destructor)) static void swap_dtor(void)
 		put_config_json(&o, 1);
 		out_printf(&o, ", \"mutexes\": %lu, \"slot_bytes\": %zu, \"acquisitions\": %lu, "
 			   "\"contended\": %lu, \"passthrough\": {\"%s\": %lu, \"%s\": %lu, "
-			   "\"%s\": %lu, \"%s\": %lu}, \"conds\": %lu, \"max_waiting\": %u}\n",
+			   "\"%s\": %lu, \"%s\": %lu}, \"conds\": %lu, \"max_waiting\": %u, "
+			   "\"rwlocks\": {\"initialised\": %lu, \"acquisitions\": %lu}}\n",
 			   mx, slot_bytes, acq, cont, pass_names[0], pass[0], pass_names[1], pass[1],
-			   pass_names[2], pass[2], pass_names[3], pass[3], conds, maxw);
+			   pass_names[2], pass[2], pass_names[3], pass[3], conds, maxw, rwl, rwa);
 		append_line(stats_json, &o);
 	}
 }

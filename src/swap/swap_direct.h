@@ -15,7 +15,10 @@
 	X(pthread_mutex_trylock) X(pthread_mutex_timedlock) X(pthread_mutex_clocklock) \
 	X(pthread_mutex_unlock) X(pthread_mutex_consistent) X(pthread_cond_wait) \
 	X(pthread_cond_timedwait) X(pthread_cond_clockwait) X(pthread_cond_signal) \
-	X(pthread_cond_broadcast)
+	X(pthread_cond_broadcast) X(pthread_rwlock_init) X(pthread_rwlock_rdlock) \
+	X(pthread_rwlock_tryrdlock) X(pthread_rwlock_timedrdlock) X(pthread_rwlock_clockrdlock) \
+	X(pthread_rwlock_wrlock) X(pthread_rwlock_trywrlock) X(pthread_rwlock_timedwrlock) \
+	X(pthread_rwlock_clockwrlock)
 
 #define SWAP_DIRECT_DECLARE(f) __typeof__(f) swap_##f;
 SWAP_ENTRY_POINTS(SWAP_DIRECT_DECLARE)

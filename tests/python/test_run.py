@@ -275,3 +275,53 @@ def test_mutexes_used_before_the_constructor(early_program, lock, tmp_path):
     assert res.returncode == 0, res.stderr
     assert res.stdout.strip() == str(3 * 20000)
     assert json.loads(stats.read_text())["acquisitions"] >= 3 * 20000
+
+
+RWLOCKS = r"""
+#include <pthread.h>
+#include <stdio.h>
+#include <time.h>
+static pthread_rwlock_t made, fixed = PTHREAD_RWLOCK_INITIALIZER;
+static long readers_saw_writer, value;
+static void *worker(void *arg) {
+    (void)arg;
+    struct timespec far = { time(NULL) + 60, 0 };
+    for (int i = 0; i < 1000; i++) {
+        pthread_rwlock_wrlock(&made); value++; pthread_rwlock_unlock(&made);
+        pthread_rwlock_rdlock(&made);
+        long v = value; sched_yield();
+        if (v != value) readers_saw_writer++;
+        pthread_rwlock_unlock(&made);
+        pthread_rwlock_timedrdlock(&fixed, &far); pthread_rwlock_unlock(&fixed);
+        pthread_rwlock_timedwrlock(&fixed, &far); pthread_rwlock_unlock(&fixed);
+        pthread_rwlock_clockrdlock(&fixed, CLOCK_MONOTONIC, &far); pthread_rwlock_unlock(&fixed);
+        while (pthread_rwlock_trywrlock(&made)) ;
+        pthread_rwlock_unlock(&made);
+        while (pthread_rwlock_tryrdlock(&made)) ;
+        pthread_rwlock_unlock(&made);
+    }
+    return NULL;
+}
+int main(void) {
+    pthread_rwlock_init(&made, NULL);
+    pthread_t t[4];
+    for (int i = 0; i < 4; i++) pthread_create(&t[i], NULL, worker, NULL);
+    for (int i = 0; i < 4; i++) pthread_join(t[i], NULL);
+    printf("%ld %ld\n", value, readers_saw_writer);
+    return 0;
+}
+"""
+
+
+def test_rwlocks_stay_glibcs_and_are_counted(tmp_path):
+    (tmp_path / "rw.c").write_text(RWLOCKS)
+    exe = tmp_path / "rw"
+    subprocess.run(["cc", "-O2", "-pthread", str(tmp_path / "rw.c"), "-o", str(exe)],
+                   check=True)
+    stats = tmp_path / "stats.json"
+    res = locklab("run", "--lock", "futex", "--stats", "--stats-json", stats, "--", exe)
+    assert res.returncode == 0 and res.stdout == "4000 0\n", (res.stdout, res.stderr)
+    doc = json.loads(stats.read_text())
+    # One pthread_rwlock_init; seven successful acquisitions a round, four threads.
+    assert doc["rwlocks"] == {"initialised": 1, "acquisitions": 4 * 1000 * 7}
+    assert "glibc's rwlocks: 1 initialised, 28000 acquisitions" in res.stderr
