@@ -1584,51 +1584,32 @@ EXPORT int SWAPPED(pthread_rwlock_init)(pthread_rwlock_t *l, const pthread_rwloc
 	return r;
 }
 
-EXPORT int SWAPPED(pthread_rwlock_rdlock)(pthread_rwlock_t *l)
-{
-	return rw_counted(GLIBC_CALL(rwlock_rdlock, 0, l));
-}
+/* The four lock calls of one side, rd or wr: plain, try, timed, clock. */
+#define RWLOCK_SIDE(side)                                                                   \
+	EXPORT int SWAPPED(pthread_rwlock_##side##lock)(pthread_rwlock_t *l)                 \
+	{                                                                                    \
+		return rw_counted(GLIBC_CALL(rwlock_##side##lock, 0, l));                    \
+	}                                                                                    \
+	EXPORT int SWAPPED(pthread_rwlock_try##side##lock)(pthread_rwlock_t *l)              \
+	{                                                                                    \
+		return rw_counted(GLIBC_CALL(rwlock_try##side##lock, 0, l));                 \
+	}                                                                                    \
+	EXPORT int SWAPPED(pthread_rwlock_timed##side##lock)(pthread_rwlock_t *l,            \
+							       const struct timespec *abs)   \
+	{                                                                                    \
+		return rw_counted(GLIBC_CALL(rwlock_timed##side##lock, 0, l, abs));          \
+	}                                                                                    \
+	EXPORT int SWAPPED(pthread_rwlock_clock##side##lock)(pthread_rwlock_t *l, clockid_t clk, \
+							       const struct timespec *abs)   \
+	{                                                                                    \
+		if (can_call_real() && !real.rwlock_clock##side##lock)                       \
+			return ENOSYS;                                                       \
+		return rw_counted(GLIBC_CALL(rwlock_clock##side##lock, 0, l, clk, abs));     \
+	}
 
-EXPORT int SWAPPED(pthread_rwlock_tryrdlock)(pthread_rwlock_t *l)
-{
-	return rw_counted(GLIBC_CALL(rwlock_tryrdlock, 0, l));
-}
-
-EXPORT int SWAPPED(pthread_rwlock_timedrdlock)(pthread_rwlock_t *l, const struct timespec *abs)
-{
-	return rw_counted(GLIBC_CALL(rwlock_timedrdlock, 0, l, abs));
-}
-
-EXPORT int SWAPPED(pthread_rwlock_clockrdlock)(pthread_rwlock_t *l, clockid_t clk,
-					      const struct timespec *abs)
-{
-	if (can_call_real() && !real.rwlock_clockrdlock)
-		return ENOSYS;
-	return rw_counted(GLIBC_CALL(rwlock_clockrdlock, 0, l, clk, abs));
-}
-
-EXPORT int SWAPPED(pthread_rwlock_wrlock)(pthread_rwlock_t *l)
-{
-	return rw_counted(GLIBC_CALL(rwlock_wrlock, 0, l));
-}
-
-EXPORT int SWAPPED(pthread_rwlock_trywrlock)(pthread_rwlock_t *l)
-{
-	return rw_counted(GLIBC_CALL(rwlock_trywrlock, 0, l));
-}
-
-EXPORT int SWAPPED(pthread_rwlock_timedwrlock)(pthread_rwlock_t *l, const struct timespec *abs)
-{
-	return rw_counted(GLIBC_CALL(rwlock_timedwrlock, 0, l, abs));
-}
-
-EXPORT int SWAPPED(pthread_rwlock_clockwrlock)(pthread_rwlock_t *l, clockid_t clk,
-					      const struct timespec *abs)
-{
-	if (can_call_real() && !real.rwlock_clockwrlock)
-		return ENOSYS;
-	return rw_counted(GLIBC_CALL(rwlock_clockwrlock, 0, l, clk, abs));
-}
+RWLOCK_SIDE(rd)
+RWLOCK_SIDE(wr)
+#undef RWLOCK_SIDE
 
 /* -------------------------------------------------------- fork and exit */
 
