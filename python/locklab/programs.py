@@ -485,6 +485,9 @@ def swap_env(lock: str, opts: str, stats: str | None,
     mangled names of SITE (swap.mangled_sites)."""
     args = types.SimpleNamespace(lock=lock, lock_opts=opts, lock_for=[], stats=False,
                                  stats_json=stats)
+    if SITE_MARK not in lock and ":" in lock:   # 'NAME:K=V,...': the lock's own options
+        lock, own = lock.split(":", 1)
+        args.lock, args.lock_opts = lock, ",".join(o for o in (own, opts) if o)
     if SITE_MARK in lock:
         name, site = lock.split(SITE_MARK, 1)
         if opts and ":" not in name:

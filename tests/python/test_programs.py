@@ -303,7 +303,12 @@ def test_the_preset_picks_every_parking_lock_the_swapper_serves_and_native():
     from locklab import presets
     locks = programs.expand_locks(presets.spec("programs", {})["locks"])
     parking = [a["name"] for a in native.algorithms() if a["parks"]]
-    assert locks[0] == "native" and locks[-2:] == ["tas", "mcs"]
+    # The spinlocks yield: with PAUSE alone mcs left MariaDB stuck at 64 clients.
+    assert locks[0] == "native" and locks[-2:] == ["tas:spin=yield", "mcs:spin=yield"]
+    env = programs.swap_env("mcs:spin=yield", "", None)
+    assert (env["LOCKLAB_SWAP_LOCK"], env["LOCKLAB_SWAP_LOCK_OPTS"]) == ("mcs", "spin=yield")
+    assert programs.swap_env("ttas:spin=yield", "backoff_max_ns=100", None)[
+        "LOCKLAB_SWAP_LOCK_OPTS"] == "spin=yield,backoff_max_ns=100"
     assert set(locks[1:-2]) == {lock for lock in parking if programs.swappable(lock)}
     assert {"pthread", "futex", "ll", "innodb56"} <= set(locks)
     assert "absl" not in locks  # parks, but is no liblocklab lock: the swapper refuses it
