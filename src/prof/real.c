@@ -4,25 +4,18 @@
  * lock a mutex before the profiler's constructor has run).
  */
 #include <dlfcn.h>
-#include <sched.h>
 
 #include "prof.h"
+#include "../preload/once.h"
 
 struct prof_real prof_real;
 atomic_int prof_real_ready;
 
 void prof_real_resolve(void)
 {
-	static atomic_int state;   /* 0 nobody, 1 resolving, 2 done */
-	int expect = 0;
-
-	/* One thread resolves; the others wait for its release store below. */
-	if (!atomic_compare_exchange_strong_explicit(&state, &expect, 1, memory_order_acq_rel,
-						     memory_order_acquire)) {
-		while (!atomic_load_explicit(&prof_real_ready, memory_order_acquire))
-			sched_yield();
+	static atomic_int state;   /* one thread resolves; the others wait for it */
+	if (!pl_once_claim(&state, &prof_real_ready))
 		return;
-	}
 #define R(field, name) prof_real.field = (__typeof__(prof_real.field))dlsym(RTLD_NEXT, name)
 	R(mutex_init, "pthread_mutex_init");
 	R(mutex_destroy, "pthread_mutex_destroy");
@@ -58,7 +51,5 @@ void prof_real_resolve(void)
 	/* The configuration is read before any wrapper acts on it (cond guards must
 	 * be used by every waiter and signaler alike). */
 	prof_config_load();
-	/* Release: the pointers above are complete before anyone sees ready. */
-	atomic_store_explicit(&prof_real_ready, 1, memory_order_release);
-	atomic_store_explicit(&state, 2, memory_order_release);
+	pl_once_done(&prof_real_ready);   /* the pointers above complete before anyone sees it */
 }

@@ -71,6 +71,7 @@
 #include "../lib/core/futex_sys.h"
 #include "../lib/core/json.h"
 #include "../preload/handoff.h"
+#include "../preload/once.h"
 #include "../preload/symbols.h"
 
 #pragma weak locklab_prof_init_caller
@@ -167,16 +168,9 @@ static __attribute__((unused)) void *find(const char *name, const char *version)
 
 static void real_resolve(void)
 {
-	static atomic_int state;   /* 0 nobody, 1 resolving, 2 done */
-	int expect = 0;
-
-	/* One thread resolves; the others wait for its release store of real_ready. */
-	if (!atomic_compare_exchange_strong_explicit(&state, &expect, 1, memory_order_acq_rel,
-						     memory_order_acquire)) {
-		while (!atomic_load_explicit(&real_ready, memory_order_acquire))
-			sched_yield();
+	static atomic_int state;   /* one thread resolves; the others wait for it */
+	if (!pl_once_claim(&state, &real_ready))
 		return;
-	}
 	/* dlsym may come back to us (an allocator, another preloaded library's
 	 * wrapper of dl functions): those calls see setup (glibc_call). */
 	tls.busy++;
@@ -211,8 +205,7 @@ static void real_resolve(void)
 #undef R
 	tls.busy--;
 	tls.setup--;
-	/* Release: the pointers above are complete before anyone sees ready. */
-	atomic_store_explicit(&real_ready, 1, memory_order_release);
+	pl_once_done(&real_ready);   /* the pointers above complete before anyone sees it */
 }
 
 #define REAL(f) (*(likely(atomic_load_explicit(&real_ready, memory_order_acquire)) \
@@ -449,16 +442,9 @@ static void sites_parse(const char *v)
 
 static void config_load(void)
 {
-	static atomic_int state;   /* 0 nobody, 1 loading, 2 done */
-	int expect = 0;
-
-	if (!atomic_compare_exchange_strong_explicit(&state, &expect, 1, memory_order_acq_rel,
-						     memory_order_acquire)) {
-		/* Acquire pairs with the release store below: ops and config are complete. */
-		while (!atomic_load_explicit(&config_ready, memory_order_acquire))
-			sched_yield();
+	static atomic_int state;   /* one thread loads; the others wait for classes and config */
+	if (!pl_once_claim(&state, &config_ready))
 		return;
-	}
 	/* liblocklab's own calls below (and getenv's, anyone's) take glibc's locks. */
 	tls.busy++;
 	tls.setup++;
@@ -506,7 +492,7 @@ static void config_load(void)
 	tls.setup--;
 	tls.busy--;
 	/* Release: ops, config and the settings above before anyone reads them. */
-	atomic_store_explicit(&config_ready, 1, memory_order_release);
+	pl_once_done(&config_ready);
 }
 
 static inline int counting(void) { return hot.counting; }
