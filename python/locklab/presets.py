@@ -70,11 +70,31 @@ PROGRAMS = {
     "repeat": 3,
     "timeout": None,
 }
-# The benchmark's axes, which a program sweep has not.
+# The benchmark's axes, which a program sweep has not: together, the workload's shape.
 BENCH_ONLY = ("mutexes", "hold_ns", "outside_ns")
 
 # Axes an `also` sub-grid sets: giving one of them on the command line drops the sub-grids.
 ALSO_AXES = ("threads", "gates", "workload_opts")
+
+# A preset's `shapes`: workload shapes, each the axes of BENCH_ONLY it changes from the
+# preset's own, swept one after the other within each pass (unlike `also`, whose
+# sub-grids follow every pass of the main grid). Giving any of BENCH_ONLY on the
+# command line drops them.
+#
+# The server workload with every lock that parks (absl among them), no gate: the
+# defaults (4 secondary mutexes, 1000 ns on the hot one, 500 ns outside), short
+# critical sections on more mutexes, and clients that spend most of their time
+# outside. 7 locks x 6 client counts x 3 shapes x 3 passes = 378 points of 0.5 s
+# after 0.3 s of warm-up: ~6 minutes on 2 cores with the start of each process
+# and its up to 1024 threads (docs/bench.md).
+SERVER_LOCKS = {
+    **SERVER,
+    "locks": [PARKS, "absl"],
+    "threads": [1, 4, 16, 64, 256, 1024],
+    "shapes": [{}, {"mutexes": [16], "hold_ns": [200]}, {"outside_ns": [5000]}],
+    "duration": 0.5,
+    "warmup": 0.3,
+}
 
 PRESETS = {
     # The README's main job: the InnoDB mutex study's story (innodb56 ahead at few threads,
@@ -124,7 +144,20 @@ PRESETS = {
         "mutexes": [1],
         "hold_ns": [0, 1000, 4000],
     },
+    "server-locks": SERVER_LOCKS,
 }
+
+
+def resolve_locks(locks: list[str], algorithms: list[dict]) -> list[str]:
+    """LOCKS with ALL replaced by every name in ALGORITHMS (`locklab-bench list --json`'s
+    entries) and PARKS by those that park, in their order; each name once."""
+    def names(lock: str) -> list[str]:
+        if lock == ALL:
+            return [a["name"] for a in algorithms]
+        if lock == PARKS:
+            return [a["name"] for a in algorithms if a["parks"]]
+        return [lock]
+    return list(dict.fromkeys(name for lock in locks for name in names(lock)))
 
 
 def spec(preset: str | None, given: dict) -> dict:
@@ -142,5 +175,7 @@ def spec(preset: str | None, given: dict) -> dict:
         values[key] = value
     if any(given.get(axis) is not None for axis in ALSO_AXES):
         values.pop("also", None)
+    if any(given.get(axis) is not None for axis in BENCH_ONLY):
+        values.pop("shapes", None)
     values["preset"] = preset
     return values

@@ -453,18 +453,10 @@ def preset_of(preset: str | None, given: dict) -> str | None:
 def expand_locks(locks: list[str]) -> list[str]:
     """native first, then the locks; presets.ALL and presets.PARKS become every lock
     (every parking lock) the swapper serves, in `locklab list`'s order."""
-    out = [presets.NATIVE]
-    wanted = [presets.ALL, presets.PARKS]
-    if any(lock in wanted for lock in locks):
-        served = [a for a in native.algorithms() if swappable(a["name"])]
-    for lock in locks:
-        if lock == presets.ALL:
-            out += [a["name"] for a in served]
-        elif lock == presets.PARKS:
-            out += [a["name"] for a in served if a["parks"]]
-        else:
-            out.append(lock)
-    return list(dict.fromkeys(out))
+    wanted = {presets.ALL, presets.PARKS}
+    served = ([a for a in native.algorithms() if swappable(a["name"])]
+              if wanted & set(locks) else [])
+    return presets.resolve_locks([presets.NATIVE, *locks], served)
 
 
 SITE_MARK = "@"   # 'NAME[:K=V,...]@SITE': NAME serves the mutexes named SITE, glibc the rest

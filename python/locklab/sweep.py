@@ -27,12 +27,11 @@ REQUIRED = ("lock", "lock_opts", "threads", "mutexes", "hold_ns", "outside_ns",
 
 
 def expand_locks(locks: list[str]) -> list[str]:
-    """The lock list with 'all' replaced by every lock locklab-bench knows."""
-    if presets.ALL not in locks:
+    """The lock list with 'all' replaced by every lock locklab-bench knows, 'parks' by
+    every one of them that parks its waiters."""
+    if not {presets.ALL, presets.PARKS} & set(locks):
         return locks
-    every = [a["name"] for a in native.algorithms()]
-    return list(dict.fromkeys(
-        name for lock in locks for name in (every if lock == presets.ALL else [lock])))
+    return presets.resolve_locks(locks, native.algorithms())
 
 
 def validate(spec: dict) -> None:
@@ -104,12 +103,19 @@ def grid(spec: dict) -> list[Point]:
 
     Repeats are outermost so an interrupted sweep holds whole passes; locks are
     innermost so the locks of one configuration run close together in time.
-    A spec's `also` sub-grids follow its own, points already planned left out.
+    A spec's workload shapes (presets.py) take turns within each pass; its `also`
+    sub-grids follow its own, points already planned left out.
     A program sweep's grid is program_grid's.
     """
     if spec.get("programs"):
         return program_grid(spec)
     return list(dict.fromkeys(point for part in parts(spec) for point in _cross(part)))
+
+
+def shapes(spec: dict) -> list[dict]:
+    """The spec's workload shapes: its own axes of presets.BENCH_ONLY, each shape's on top."""
+    own = {axis: spec[axis] for axis in presets.BENCH_ONLY}
+    return [{**own, **shape} for shape in spec.get("shapes") or [{}]]
 
 
 def _cross(spec: dict) -> list[Point]:
@@ -118,9 +124,10 @@ def _cross(spec: dict) -> list[Point]:
         Point(lock, opts, threads, mutexes, hold, outside, rep, workload,
               *split_gate(gate), wopts)
         for rep in range(spec["repeat"])
-        for hold in spec["hold_ns"]
-        for outside in spec["outside_ns"]
-        for mutexes in spec["mutexes"]
+        for shape in shapes(spec)
+        for hold in shape["hold_ns"]
+        for outside in shape["outside_ns"]
+        for mutexes in shape["mutexes"]
         for wopts in spec.get("workload_opts", [""])
         for threads in spec["threads"]
         for gate in spec.get("gates", [""])
