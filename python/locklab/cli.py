@@ -118,9 +118,10 @@ def cmd_report(args: argparse.Namespace) -> int:
     run_id = store.resolve_run(conn, args.run)
     index = report.write(conn, run_id, args.out or Path(f"locklab-report-{run_id}"))
     print(index)
-    checked = index.parent / report.admission.TARGETS_FILE
-    if checked.exists():  # a server run: the admission targets, met or MISSED
-        print(checked.read_text(encoding="utf-8"), end="")
+    for name in report.TARGET_FILES:  # a server run's targets, met or MISSED
+        checked = index.parent / name
+        if checked.exists():
+            print(checked.read_text(encoding="utf-8"), end="")
     return 0
 
 
@@ -160,7 +161,8 @@ def build_parser() -> argparse.ArgumentParser:
     sw.add_argument("--preset", choices=sorted(presets.PRESETS),
                     help="quick: the InnoDB mutex study's story in minutes; innodb-mutex: that study's "
                     "whole grid "
-                    "(--locks adds to its locks); peers: every lock on one mutex; "
+                    "(--locks adds to its locks); peers: every lock on one mutex; server-locks: "
+                    "every lock that parks in the server workload, three shapes, no gate; "
                     "concurrency, concurrency-quick: the innodb_thread_concurrency study's server "
                     "behind admission "
                     "gates (docs/admission.md); programs: memcached and MariaDB with their "

@@ -9,14 +9,25 @@ is left out: it measured another hold time):
                 best lock whose Jain is 0.8 or more; Jain at least 0.9; CPU ns
                 per iteration and maximum wait no more than pthread's
   flat          throughput at the most threads at least 0.9x ll's own best
+
+And on the server workload (sweep --preset server-locks, docs/bench.md), no gate,
+no workload options, in every workload shape (mutexes, hold, outside), at every
+client count from 4:
+  qps           at least the best of pthread, pthread-adaptive, futex and absl
+  Jain          at least 0.8
+  CPU idle      no more than pthread's plus 2 points (the machine's idle share)
 """
 from __future__ import annotations
 
-from .render import html_table, judged
+from .render import html_table, judged, markdown_table
 
 CANDIDATE = "ll"
 BASELINE = "pthread"
 HIGH = (64, 1024)
+SERVER_RIVALS = ("pthread", "pthread-adaptive", "futex", "absl")
+SERVER_FROM = 4
+SERVER_JAIN = 0.8
+SERVER_IDLE_POINTS = 2.0
 
 
 # A point whose work loop ran this far from its calibration measured another hold time.
@@ -38,17 +49,41 @@ def _panel(points: list[dict], hold: int) -> dict[tuple[str, int], dict]:
     }
 
 
-def _check(rows: list[dict], hold: int, target: str, threads, value: float, bound: float,
+def _panels(points: list[dict]) -> dict[int, dict[tuple[str, int], dict]]:
+    """hold -> (lock, threads) -> point: the one-mutex panels, by hold time."""
+    return {hold: _panel(points, hold) for hold in sorted({p["hold_ns"] for p in points})}
+
+
+def shape(p: dict) -> tuple[int, int, int]:
+    """A server point's workload shape: (mutexes, hold ns, outside ns)."""
+    return p["mutexes"], p["hold_ns"], p["outside_ns"]
+
+
+def shape_title(key: tuple[int, int, int]) -> str:
+    return f"{key[0]} mutexes, hold {key[1]} ns, outside {key[2]} ns"
+
+
+def server_panels(points: list[dict]) -> dict[tuple[int, int, int], dict[tuple[str, int], dict]]:
+    """shape -> (lock, clients) -> point: server points with no gate, no workload
+    options and each lock's defaults, one panel per shape (shapes never meet)."""
+    out: dict[tuple[int, int, int], dict[tuple[str, int], dict]] = {}
+    for p in points:
+        if (p["workload"] == "server" and not p["gate"] and not p["workload_opts"]
+                and not p["lock_opts"] and p["ops_per_sec"] and _calibrated(p)):
+            out.setdefault(shape(p), {})[(p["lock"], p["threads"])] = p
+    return dict(sorted(out.items()))
+
+
+def _check(rows: list[dict], where, target: str, threads, value: float, bound: float,
            ok: bool) -> None:
-    rows.append({"hold_ns": hold, "target": target, "threads": threads, "ll": value,
+    rows.append({"where": where, "target": target, "threads": threads, "ll": value,
                  "bound": bound, "ok": ok})
 
 
 def check(points: list[dict]) -> list[dict]:
-    """One row per target and hold time: ll's figure, the bound, and whether it holds."""
+    """One row per target and hold time (where): ll's figure, the bound, whether it holds."""
     rows: list[dict] = []
-    for hold in sorted({p["hold_ns"] for p in points}):
-        panel = _panel(points, hold)
+    for hold, panel in _panels(points).items():
         locks = {lock for lock, _ in panel}
         threads = sorted({t for lock, t in panel if lock == CANDIDATE})
         ll = {t: panel[(CANDIDATE, t)] for t in threads}
@@ -85,19 +120,48 @@ def check(points: list[dict]) -> list[dict]:
     return rows
 
 
-def ratios(points: list[dict]) -> dict[int, dict[str, dict[int, float]]]:
-    """hold -> other lock -> threads -> ll's throughput / that lock's."""
-    out: dict[int, dict[str, dict[int, float]]] = {}
-    for hold in sorted({p["hold_ns"] for p in points}):
-        panel = _panel(points, hold)
+def server_check(points: list[dict]) -> list[dict]:
+    """One row per server target, shape (where) and client count from SERVER_FROM."""
+    rows: list[dict] = []
+    for key, panel in server_panels(points).items():
+        for t in sorted(t for lock, t in panel if lock == CANDIDATE and t >= SERVER_FROM):
+            p = panel[(CANDIDATE, t)]
+            rivals = [panel[(lock, t)] for lock in SERVER_RIVALS if (lock, t) in panel]
+            if rivals:
+                best = max(q["ops_per_sec"] for q in rivals)
+                _check(rows, key, f"qps vs best of {', '.join(SERVER_RIVALS)}", t,
+                       p["ops_per_sec"], best, p["ops_per_sec"] >= best)
+            _check(rows, key, "Jain", t, p["jain"], SERVER_JAIN, p["jain"] >= SERVER_JAIN)
+            base = panel.get((BASELINE, t))
+            if base and p["cpu_idle_pct"] is not None and base["cpu_idle_pct"] is not None:
+                bound = base["cpu_idle_pct"] + SERVER_IDLE_POINTS
+                _check(rows, key, f"CPU idle % vs pthread's + {SERVER_IDLE_POINTS:g}", t,
+                       p["cpu_idle_pct"], bound, p["cpu_idle_pct"] <= bound)
+    return rows
+
+
+def _ratios(panels: dict) -> dict:
+    """panel key -> other lock -> threads -> ll's throughput / that lock's."""
+    out = {}
+    for key, panel in panels.items():
         table: dict[str, dict[int, float]] = {}
         for (lock, t), p in panel.items():
             mine = panel.get((CANDIDATE, t))
             if lock != CANDIDATE and mine:
                 table.setdefault(lock, {})[t] = mine["ops_per_sec"] / p["ops_per_sec"]
         if table:
-            out[hold] = table
+            out[key] = table
     return out
+
+
+def ratios(points: list[dict]) -> dict[int, dict[str, dict[int, float]]]:
+    """hold -> other lock -> threads -> ll's throughput / that lock's (one mutex)."""
+    return _ratios(_panels(points))
+
+
+def server_ratios(points: list[dict]) -> dict[tuple[int, int, int], dict[str, dict[int, float]]]:
+    """shape -> other lock -> clients -> ll's qps / that lock's (server, no gate)."""
+    return _ratios(server_panels(points))
 
 
 def ablation(points: list[dict]) -> list[dict]:
@@ -127,22 +191,37 @@ def ablation(points: list[dict]) -> list[dict]:
     return sorted(rows, key=lambda r: (r["opts"], r["hold_ns"], r["threads"]))
 
 
+def ratio_table(table: dict[str, dict[int, float]], axis: str) -> tuple[list, list[list]]:
+    """(headers, rows) of one panel's ratios: a row per lock, a column per thread count,
+    each ratio below 1 judged a miss."""
+    threads = sorted({t for row in table.values() for t in row})
+    return ([f"lock \\ {axis}", *map(str, threads)],
+            [[lock, *(judged(f"{row[t]:.2f}", row[t] >= 1) if t in row else None
+                      for t in threads)] for lock, row in sorted(table.items())])
+
+
+def target_table(rows: list[dict], where: str, axis: str, name=str) -> tuple[list, list[list]]:
+    """(headers, rows) of the targets: NAME(where), target, threads, ll, bound, met/MISSED."""
+    return ([where, "target", axis, "ll", "bound", ""],
+            [[name(r["where"]), r["target"], r["threads"], f"{r['ll']:.4g}",
+              f"{r['bound']:.4g}", judged("met" if r["ok"] else "MISSED", r["ok"])]
+             for r in rows])
+
+
+def _targets_heading(rows: list[dict]) -> str:
+    missed = sum(not r["ok"] for r in rows)
+    return f"Targets: {len(rows) - missed} met, {missed} missed"
+
+
 def html_section(points: list[dict]) -> str:
     """The report's section on ll: its ratios against every lock, then each target."""
     parts = ["<h2>ll against every lock (one mutex)</h2>",
              "<p>ll's throughput divided by each lock's; below 1 in red.</p>"]
     for hold, table in ratios(points).items():
-        threads = sorted({t for row in table.values() for t in row})
-        parts.append(f"<h3>hold {hold} ns</h3>" + html_table(
-            ["lock \\ threads", *threads],
-            [[lock, *(judged(f"{row[t]:.2f}", row[t] >= 1) if t in row else None
-                      for t in threads)] for lock, row in sorted(table.items())]))
+        parts.append(f"<h3>hold {hold} ns</h3>" + html_table(*ratio_table(table, "threads")))
     rows = check(points)
-    missed = sum(not r["ok"] for r in rows)
-    parts.append(f"<h3>Targets: {len(rows) - missed} met, {missed} missed</h3>" + html_table(
-        ["hold ns", "target", "threads", "ll", "bound", ""],
-        [[r["hold_ns"], r["target"], r["threads"], f"{r['ll']:.4g}", f"{r['bound']:.4g}",
-          judged("met" if r["ok"] else "MISSED", r["ok"])] for r in rows]))
+    parts.append(f"<h3>{_targets_heading(rows)}</h3>"
+                 + html_table(*target_table(rows, "hold ns", "threads")))
     abl = ablation(points)
     if abl:
         parts.append("<h3>Ablation: ll with one ingredient off, against its defaults</h3>"
@@ -154,4 +233,42 @@ def html_section(points: list[dict]) -> str:
                            judged(f"{r['ops']:.2f}", r["ops"] >= 1),
                            judged(f"{r['jain']:.2f}", r["jain"] >= 1),
                            judged(f"{r['cpu']:.2f}", r["cpu"] <= 1)] for r in abl]))
+    return "\n".join(parts)
+
+
+def server_tables(points: list[dict]) -> list[tuple[str, list, list[list]]]:
+    """(title, headers, rows) of the server section's tables: a ratio table per shape,
+    then the targets."""
+    out = [(f"qps ratios, {shape_title(key)}", *ratio_table(table, "clients"))
+           for key, table in server_ratios(points).items()]
+    rows = server_check(points)
+    if rows:
+        out.append((_targets_heading(rows), *target_table(rows, "shape", "clients", shape_title)))
+    return out
+
+
+# The server section's tables in Markdown, beside index.html (for docs/bench.md), and
+# its targets as text lines, which `locklab report` prints.
+SERVER_MARKDOWN = "ll-server.md"
+SERVER_TARGETS_FILE = "ll-server-targets.txt"
+
+
+def server_section(points: list[dict], out) -> str:
+    """The report's section on ll in the server workload (HTML), per workload shape;
+    also writes SERVER_MARKDOWN and SERVER_TARGETS_FILE into OUT. Empty without ll."""
+    tables = server_tables(points)
+    if not tables:
+        return ""
+    parts = ["<h2>ll against every lock (server workload, no gate)</h2>",
+             "<p>ll's qps divided by each lock's, at each client count, one table per "
+             "workload shape; below 1 in red.</p>"]
+    md = ["# ll against every lock (server workload, no gate)\n"]
+    for title, headers, rows in tables:
+        parts.append(f"<h3>{title}</h3>" + html_table(headers, rows))
+        md.append(f"\n{title}:\n\n" + markdown_table(headers, rows))
+    (out / SERVER_MARKDOWN).write_text("".join(md), encoding="utf-8")
+    (out / SERVER_TARGETS_FILE).write_text("".join(
+        f"{'met   ' if r['ok'] else 'MISSED'} ll {r['target']} ({shape_title(r['where'])}, "
+        f"{r['threads']} clients): {r['ll']:.4g} against {r['bound']:.4g}\n"
+        for r in server_check(points)), encoding="utf-8")
     return "\n".join(parts)

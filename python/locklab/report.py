@@ -253,22 +253,28 @@ def index_html(run: dict, rows: list[dict], points: list[dict], crossed: list[di
     return "\n".join(parts)
 
 
+# The targets as text lines, written beside index.html for `locklab report` to print.
+TARGET_FILES = (admission.TARGETS_FILE, ll_targets.SERVER_TARGETS_FILE)
+
+
 def write(conn, run_id: int, out: Path) -> Path:
     """Write the report of a run into OUT; its index.html."""
     run = store.get_run(conn, run_id)
     rows = store.points(conn, run_id)
     points = store.medians(rows)
-    # The server workload's points have gates, not lock curves: admission.py draws them;
-    # real programs' points have clients and loads: program_report.py draws them.
+    # The server workload's points behind gates are the admission study's: admission.py
+    # draws them; ll against the other locks there, shape by shape, is ll_targets.py's.
+    # Real programs' points have clients and loads: program_report.py draws them.
     server = [p for p in points if p["workload"] == "server"]
     program = [p for p in points if program_report.is_program(p)]
     points = [p for p in points if p["workload"] == "mutex"]
     crossed = crossings(points)
     out.mkdir(parents=True, exist_ok=True)
-    (out / admission.TARGETS_FILE).unlink(missing_ok=True)
-    (out / program_report.MARKDOWN).unlink(missing_ok=True)
+    for stale in (*TARGET_FILES, program_report.MARKDOWN, ll_targets.SERVER_MARKDOWN):
+        (out / stale).unlink(missing_ok=True)
     raw = [r for r in rows if r.get("workload") == "server"]
-    extra = admission.section(server, out, raw) if server else ""
+    extra = admission.section(server, out, raw) if any(p["gate"] for p in server) else ""
+    extra += ll_targets.server_section(server, out)
     extra += program_report.section(program, out, run["spec"].get("repeat", 1))
     write_data(out, run, rows, crossed)
     if points:
