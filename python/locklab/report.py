@@ -208,6 +208,15 @@ def crossings_table(crossed: list[dict]) -> str:
     )
 
 
+def grid_value(key: str, value) -> str:
+    """A spec's value as the Grid table shows it: lists comma-separated, each workload
+    shape as the axes it changes ("as given" for the spec's own)."""
+    if key == "shapes":
+        return "; ".join(", ".join(f"{axis} {','.join(map(str, vs))}" for axis, vs in s.items())
+                         or "as given" for s in value)
+    return ", ".join(map(str, value)) if isinstance(value, list) else value
+
+
 def index_html(run: dict, rows: list[dict], points: list[dict], crossed: list[dict],
                extra: str = "") -> str:
     planned = len(sweep.grid(run["spec"]))
@@ -225,8 +234,7 @@ def index_html(run: dict, rows: list[dict], points: list[dict], crossed: list[di
         "<h3>Floor: what the primitives cost here</h3>",
         html_table(None, [[k, v] for k, v in run["floor"].items()]),
         "<h2>Grid</h2>",
-        html_table(None, [[k, ", ".join(map(str, v)) if isinstance(v, list) else v]
-                          for k, v in run["spec"].items()]),
+        html_table(None, [[k, grid_value(k, v)] for k, v in run["spec"].items()]),
         f"<p>{len(rows)} points stored, {len(failed)} failed. Each chart plots the median "
         "of a point's succeeded repeats.</p>",
     ]
