@@ -554,6 +554,12 @@ static atomic_flag slab_guard = ATOMIC_FLAG_INIT;
 static char *slab_next, *slab_end;
 static void *slab_free;
 static void *block_free[BLOCK_CLASSES];
+/* What the slab has handed out and not had back: slots, and the algorithms'
+ * blocks with their bytes as rounded here.  Gauges of this process's memory,
+ * so a forked child keeps the parent's (its copy).  Relaxed: read at exit. */
+static struct {
+	atomic_ulong slots, blocks, block_bytes;
+} in_use;
 
 static void slab_lock(void)
 {
@@ -609,12 +615,22 @@ static void slab_put(void **list, void *p)
 static void *slab_alloc(void)
 {
 	/* Whole lines when a slot is a multiple of one, so no two locks share one. */
-	return slab_take(&slab_free, slot_bytes, slot_bytes % 64 ? 16 : 64);
+	void *p = slab_take(&slab_free, slot_bytes, slot_bytes % 64 ? 16 : 64);
+	if (p)
+		atomic_fetch_add_explicit(&in_use.slots, 1, memory_order_relaxed);
+	return p;
 }
 
 static void slab_release(void *p)
 {
 	slab_put(&slab_free, p);
+	atomic_fetch_sub_explicit(&in_use.slots, 1, memory_order_relaxed);
+}
+
+static void blocks_count(long n, size_t bytes)
+{
+	atomic_fetch_add_explicit(&in_use.blocks, (unsigned long)n, memory_order_relaxed);
+	atomic_fetch_add_explicit(&in_use.block_bytes, (unsigned long)n * bytes, memory_order_relaxed);
 }
 
 static int block_class(size_t size)
@@ -635,20 +651,25 @@ static size_t page_round(size_t size)
 static void *block_alloc(size_t size)
 {
 	int c = block_class(size);
-	if (c < BLOCK_CLASSES)
-		return slab_take(&block_free[c], (size_t)64 << c, 64);
-	void *p = mmap(NULL, page_round(size), PROT_READ | PROT_WRITE,
-		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	return p == MAP_FAILED ? NULL : p;
+	size_t bytes = c < BLOCK_CLASSES ? (size_t)64 << c : page_round(size);
+	void *p = c < BLOCK_CLASSES ? slab_take(&block_free[c], bytes, 64)
+				    : mmap(NULL, bytes, PROT_READ | PROT_WRITE,
+					   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED || !p)
+		return NULL;
+	blocks_count(1, bytes);
+	return p;
 }
 
 static void block_release(void *p, size_t size)
 {
 	int c = block_class(size);
+	size_t bytes = c < BLOCK_CLASSES ? (size_t)64 << c : page_round(size);
 	if (c < BLOCK_CLASSES)
 		slab_put(&block_free[c], p);
 	else
-		munmap(p, page_round(size));
+		munmap(p, bytes);
+	blocks_count(-1, bytes);
 }
 
 static const struct ll_allocator blocks = { block_alloc, block_release };
@@ -1781,14 +1802,18 @@ __attribute__((destructor)) static void swap_dtor(void)
 	unsigned maxw = atomic_load_explicit(&totals.max_waiting, memory_order_relaxed);
 	unsigned long rwl = atomic_load_explicit(&totals.rwlocks, memory_order_relaxed);
 	unsigned long rwa = atomic_load_explicit(&totals.rw_acquisitions, memory_order_relaxed);
+	unsigned long slots = atomic_load_explicit(&in_use.slots, memory_order_relaxed);
+	unsigned long blk = atomic_load_explicit(&in_use.blocks, memory_order_relaxed);
+	unsigned long blk_bytes = atomic_load_explicit(&in_use.block_bytes, memory_order_relaxed);
 	if (stats_line) {
 		o.len = 0;
 		out_printf(&o, "locklab: swap pid %d lock %s: %lu mutexes (%zu bytes each), "
 			   "%lu acquisitions, %lu contended, %lu passed to glibc, %lu condvar waits, "
 			   "at most %u waiting at once; glibc's rwlocks: %lu initialised, "
-			   "%lu acquisitions",
+			   "%lu acquisitions; in use: %lu slots, %lu blocks of the algorithms' "
+			   "(%lu bytes)",
 			   (int)getpid(), rest == GLIBC_CLASS ? "glibc" : classes[0].name, mx,
-			   slot_bytes, acq, cont, npass, conds, maxw, rwl, rwa);
+			   slot_bytes, acq, cont, npass, conds, maxw, rwl, rwa, slots, blk, blk_bytes);
 		for (int i = 1; i <= nsites; i++) {
 			unsigned long n = atomic_load_explicit(&classes[i].matched, memory_order_relaxed);
 			out_printf(&o, "%s%s %s: %lu%s", i == 1 ? "; lock-for " : ", ", classes[i].site,
@@ -1808,9 +1833,11 @@ __attribute__((destructor)) static void swap_dtor(void)
 		out_printf(&o, ", \"mutexes\": %lu, \"slot_bytes\": %zu, \"acquisitions\": %lu, "
 			   "\"contended\": %lu, \"passthrough\": {\"%s\": %lu, \"%s\": %lu, "
 			   "\"%s\": %lu, \"%s\": %lu}, \"conds\": %lu, \"max_waiting\": %u, "
-			   "\"rwlocks\": {\"initialised\": %lu, \"acquisitions\": %lu}}\n",
+			   "\"rwlocks\": {\"initialised\": %lu, \"acquisitions\": %lu}, "
+			   "\"in_use\": {\"slots\": %lu, \"blocks\": %lu, \"block_bytes\": %lu}}\n",
 			   mx, slot_bytes, acq, cont, pass_names[0], pass[0], pass_names[1], pass[1],
-			   pass_names[2], pass[2], pass_names[3], pass[3], conds, maxw, rwl, rwa);
+			   pass_names[2], pass[2], pass_names[3], pass[3], conds, maxw, rwl, rwa,
+			   slots, blk, blk_bytes);
 		append_line(stats_json, &o);
 	}
 }
