@@ -537,8 +537,9 @@ static inline void count(int contended)
 /* ------------------------------------------------------------------ slab */
 
 /*
- * Slots, and the algorithms' own memory (ll_set_allocator: innodb56's events
- * and sync arrays, mcs's queue nodes past a thread's pool), come from
+ * Slots, and the algorithms' own memory (ll_set_allocator: innodb56's sync
+ * arrays, mcs's queue nodes past a thread's pool; no algorithm takes any per
+ * lock, so a swapped lock costs its slot), come from
  * anonymous mappings, never malloc: a lock may be made, or an algorithm may
  * want memory, inside an allocator that holds its own pthread mutexes
  * (jemalloc).  Slots are slot_bytes each; the algorithms' blocks are rounded
