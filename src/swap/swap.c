@@ -922,17 +922,22 @@ static int to_mono(clockid_t clk, const struct timespec *abs, struct timespec *o
 
 /*
  * A forked child has one thread; a swapped mutex's state may still hold the
- * parent's others: an mcs queue node, tickets taken, a waiter count, an
- * innodb56 event's mutex.  The child bumps hot.fork_gen, and the first use
- * of a mutex whose gen differs looks at it once (fork_repair):
+ * parent's others: an mcs queue node, tickets taken, a waiter count.  The
+ * child bumps hot.fork_gen, and the first use of a mutex whose gen differs
+ * looks at it once (fork_repair):
  *
  *   never locked      gen made current, the slot made as usual
  *   free at the fork  (a trylock of the old state succeeds) a fresh slot; the
- *                     old state is dropped, not unlocked or destroyed: either
- *                     could wait for a thread that is gone
+ *                     old state is dropped (ops->drop), not unlocked or
+ *                     destroyed: either could wait for a thread that is gone
  *   held at the fork  by the forking thread or by one that is gone: gen is
  *                     GEN_HELD, trylock EBUSY, lock and timedlock wait on gen;
- *                     the unlock (the forking thread's) gives a fresh slot
+ *                     the unlock (the forking thread's) gives a fresh slot and
+ *                     drops the old state
+ *
+ * What a dropped state holds of the parent's other threads (their queue
+ * nodes) stays behind: they are gone, and their nodes lived in their own
+ * thread-local pools (heap ones past a pool of 32 locks at once leak).
  *
  * GEN_REPAIR marks the one thread looking; others wait on gen for it.
  */
@@ -969,11 +974,18 @@ static int gen_wait(struct swap_mutex *s, unsigned v, const struct timespec *mon
 	return rc;
 }
 
-/* Replace the slot (held by nobody in this process) by a fresh one of the
- * mutex's class, free. */
+/* Replace the slot, held by this thread (its trylock, or the forking thread's
+ * lock), by a fresh one of the mutex's class, free.  The old state is dropped:
+ * what holding it took from this thread (an mcs queue node) comes back. */
 static void fork_fresh_slot(struct swap_mutex *s, void *old)
 {
-	__atomic_store_n(&s->slot, slot_new(class_of_made(s)), __ATOMIC_RELEASE);
+	const struct swap_class *c = class_of_made(s);
+	if (c->ops->drop) {
+		tls.busy++;
+		c->ops->drop(old);
+		tls.busy--;
+	}
+	__atomic_store_n(&s->slot, slot_new(c), __ATOMIC_RELEASE);
 	slab_release(old);
 }
 
