@@ -61,6 +61,18 @@ struct ll_innodb56_config {
 	int64_t spin;
 };
 
+/*
+ * The events (innodb56.c): a table of 2^LL_INNODB56_EVENT_BITS shared by every
+ * innodb56 lock of the process; a lock's is picked by a Fibonacci hash of its
+ * address (locks at consecutive addresses get distinct events).
+ */
+#define LL_INNODB56_EVENT_BITS 10
+static inline unsigned ll_innodb56_event_index(const ll_innodb56_t *l)
+{
+	return (unsigned)(((uint64_t)(uintptr_t)l * 0x9e3779b97f4a7c15ull) >>
+			  (64 - LL_INNODB56_EVENT_BITS));
+}
+
 /* Allocates nothing (the events are a shared table): always 0. */
 LL_API int ll_innodb56_init(ll_innodb56_t *l, const struct ll_innodb56_config *cfg);
 LL_API void ll_innodb56_destroy(ll_innodb56_t *l);

@@ -59,7 +59,7 @@
 #include "locklab/innodb56.h"
 #include "locks/algo.h"
 
-enum { EVENT_BITS = 10, EVENTS = 1 << EVENT_BITS };
+enum { EVENTS = 1 << LL_INNODB56_EVENT_BITS };
 enum { EVENT_UNMADE, EVENT_MAKING, EVENT_MADE };
 
 /* 128 bytes apart: an event's line and its adjacent-line prefetch are its own. */
@@ -86,10 +86,10 @@ static void event_init(struct event *e)
 	pthread_condattr_destroy(&ca);
 }
 
-/* The event of lock l: Fibonacci hashing of its address, made on first use. */
+/* The event of lock l, made on its first use. */
 static struct event *event_of(const ll_innodb56_t *l)
 {
-	struct event *e = &events[((uint64_t)(uintptr_t)l * 0x9e3779b97f4a7c15ull) >> (64 - EVENT_BITS)];
+	struct event *e = &events[ll_innodb56_event_index(l)];
 	/* Acquire pairs with the maker's release: the mutex and condvar are initialised. */
 	int st = atomic_load_explicit(&e->made, memory_order_acquire);
 	if (st == EVENT_MADE)
