@@ -72,8 +72,10 @@ struct event {
 };
 
 static struct event events[EVENTS];
+/* Whether any event was claimed: a forked child with none reads no page of the table. */
+static atomic_int events_used;
 
-/* Guard held or only thread: the mutex unlocked, the condvar without waiters. */
+/* By the thread that claimed the event, or a forked child's only thread. */
 static void event_init(struct event *e)
 {
 	pthread_condattr_t ca;
@@ -97,6 +99,7 @@ static struct event *event_of(const ll_innodb56_t *l)
 	if (st == EVENT_UNMADE &&
 	    atomic_compare_exchange_strong_explicit(&e->made, &st, EVENT_MAKING,
 						    memory_order_acquire, memory_order_acquire)) {
+		atomic_store_explicit(&events_used, 1, memory_order_relaxed);
 		/* os_event_create(); signal_count starts at 1, as in InnoDB. */
 		event_init(e);
 		e->signal_count = 1;
@@ -193,7 +196,8 @@ static struct sync_array *sync_array_get(unsigned i)
  */
 static void after_fork_child(void)
 {
-	for (unsigned i = 0; i < EVENTS; i++) {
+	for (unsigned i = 0; atomic_load_explicit(&events_used, memory_order_relaxed) && i < EVENTS;
+	     i++) {
 		struct event *e = &events[i];
 		if (atomic_load_explicit(&e->made, memory_order_relaxed) == EVENT_UNMADE)
 			continue;
