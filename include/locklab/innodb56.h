@@ -2,9 +2,13 @@
  * innodb56.h: the InnoDB 5.6 mutex (ib_mutex_t), modelled step by step.
  *
  *   lock_word  0 FREE, 1 HELD: taken by an atomic test-and-set
- *   waiters    1: a thread may sleep on `event` (set before it sleeps,
- *              cleared by the unlocker that wakes them)
- *   event      os_event_t: pthread mutex + cond + is_set + signal_count
+ *   waiters    1: a thread may sleep on the lock's event (set before it
+ *              sleeps, cleared by the unlocker that wakes them)
+ *   (event)    os_event_t: pthread mutex + cond + is_set + signal_count; not
+ *              in the lock: one of a fixed table shared by every innodb56
+ *              lock of the process, picked by the lock's address (InnoDB
+ *              5.6 allocates one per mutex; a shared one only adds spurious
+ *              wake-ups when two locks' sleepers meet, innodb56.c)
  *
  *   lock:   TAS; on failure mutex_spin_wait():
  *             spin: while HELD and i < sync_spin_loops:
@@ -39,12 +43,9 @@
 
 #include "locklab/spin.h"
 
-struct ll_innodb56_event;
-
 typedef struct {
 	atomic_uint lock_word;
 	atomic_uint waiters;
-	struct ll_innodb56_event *event;
 	uint32_t spin_loops;
 	uint32_t spin_wait_delay;
 	uint32_t pause_multiplier;
@@ -60,7 +61,19 @@ struct ll_innodb56_config {
 	int64_t spin;
 };
 
-/* Allocates the event (os_event_create): 0 or ENOMEM. */
+/*
+ * The events (innodb56.c): a table of 2^LL_INNODB56_EVENT_BITS shared by every
+ * innodb56 lock of the process; a lock's is picked by a Fibonacci hash of its
+ * address (locks at consecutive addresses get distinct events).
+ */
+#define LL_INNODB56_EVENT_BITS 10
+static inline unsigned ll_innodb56_event_index(const ll_innodb56_t *l)
+{
+	return (unsigned)(((uint64_t)(uintptr_t)l * 0x9e3779b97f4a7c15ull) >>
+			  (64 - LL_INNODB56_EVENT_BITS));
+}
+
+/* Allocates nothing (the events are a shared table): always 0. */
 LL_API int ll_innodb56_init(ll_innodb56_t *l, const struct ll_innodb56_config *cfg);
 LL_API void ll_innodb56_destroy(ll_innodb56_t *l);
 LL_API int ll_innodb56_lock_slow(ll_innodb56_t *l, const struct timespec *abs_mono);

@@ -52,6 +52,8 @@ LL_API void ll_mcs_lock(ll_mcs_t *l);
 LL_API int ll_mcs_trylock(ll_mcs_t *l);
 LL_API int ll_mcs_timedlock(ll_mcs_t *l, const struct timespec *abs_mono);
 LL_API void ll_mcs_unlock(ll_mcs_t *l);
+/* ops->drop: the calling thread holds l, which is abandoned: its node back to the thread. */
+LL_API void ll_mcs_drop(ll_mcs_t *l);
 static inline void ll_mcs_destroy(ll_mcs_t *l) { (void)l; }
 
 #endif

@@ -73,6 +73,14 @@ struct ll_lock_ops {
 	/* Any tv_sec, however far or negative; tv_nsec in [0, 1e9) (ll_mutex_timedlock checks). */
 	int  (*timedlock)(void *state, const struct timespec *abs_mono); /* 0 or ETIMEDOUT */
 	void (*unlock)(void *state);
+	/*
+	 * Optional (NULL: holding the lock takes nothing from the thread).  The
+	 * state, held by the calling thread, is dropped without an unlock, which
+	 * could wait for threads that are gone (the lock swapper, in a forked
+	 * child).  Give back what holding took from the thread (mcs: its queue
+	 * node), touch nothing else, wait for nobody.
+	 */
+	void (*drop)(void *state);
 };
 
 /* A one-line, human-readable error. */

@@ -537,8 +537,9 @@ static inline void count(int contended)
 /* ------------------------------------------------------------------ slab */
 
 /*
- * Slots, and the algorithms' own memory (ll_set_allocator: innodb56's events
- * and sync arrays, mcs's queue nodes past a thread's pool), come from
+ * Slots, and the algorithms' own memory (ll_set_allocator: innodb56's sync
+ * arrays, mcs's queue nodes past a thread's pool; no algorithm takes any per
+ * lock, so a swapped lock costs its slot), come from
  * anonymous mappings, never malloc: a lock may be made, or an algorithm may
  * want memory, inside an allocator that holds its own pthread mutexes
  * (jemalloc).  Slots are slot_bytes each; the algorithms' blocks are rounded
@@ -554,6 +555,12 @@ static atomic_flag slab_guard = ATOMIC_FLAG_INIT;
 static char *slab_next, *slab_end;
 static void *slab_free;
 static void *block_free[BLOCK_CLASSES];
+/* What the slab has handed out and not had back: slots, and the algorithms'
+ * blocks with their bytes as rounded here.  Gauges of this process's memory,
+ * so a forked child keeps the parent's (its copy).  Relaxed: read at exit. */
+static struct {
+	atomic_ulong slots, blocks, block_bytes;
+} in_use;
 
 static void slab_lock(void)
 {
@@ -609,12 +616,22 @@ static void slab_put(void **list, void *p)
 static void *slab_alloc(void)
 {
 	/* Whole lines when a slot is a multiple of one, so no two locks share one. */
-	return slab_take(&slab_free, slot_bytes, slot_bytes % 64 ? 16 : 64);
+	void *p = slab_take(&slab_free, slot_bytes, slot_bytes % 64 ? 16 : 64);
+	if (p)
+		atomic_fetch_add_explicit(&in_use.slots, 1, memory_order_relaxed);
+	return p;
 }
 
 static void slab_release(void *p)
 {
 	slab_put(&slab_free, p);
+	atomic_fetch_sub_explicit(&in_use.slots, 1, memory_order_relaxed);
+}
+
+static void blocks_count(long n, size_t bytes)
+{
+	atomic_fetch_add_explicit(&in_use.blocks, (unsigned long)n, memory_order_relaxed);
+	atomic_fetch_add_explicit(&in_use.block_bytes, (unsigned long)n * bytes, memory_order_relaxed);
 }
 
 static int block_class(size_t size)
@@ -635,20 +652,25 @@ static size_t page_round(size_t size)
 static void *block_alloc(size_t size)
 {
 	int c = block_class(size);
-	if (c < BLOCK_CLASSES)
-		return slab_take(&block_free[c], (size_t)64 << c, 64);
-	void *p = mmap(NULL, page_round(size), PROT_READ | PROT_WRITE,
-		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	return p == MAP_FAILED ? NULL : p;
+	size_t bytes = c < BLOCK_CLASSES ? (size_t)64 << c : page_round(size);
+	void *p = c < BLOCK_CLASSES ? slab_take(&block_free[c], bytes, 64)
+				    : mmap(NULL, bytes, PROT_READ | PROT_WRITE,
+					   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED || !p)
+		return NULL;
+	blocks_count(1, bytes);
+	return p;
 }
 
 static void block_release(void *p, size_t size)
 {
 	int c = block_class(size);
+	size_t bytes = c < BLOCK_CLASSES ? (size_t)64 << c : page_round(size);
 	if (c < BLOCK_CLASSES)
 		slab_put(&block_free[c], p);
 	else
-		munmap(p, page_round(size));
+		munmap(p, bytes);
+	blocks_count(-1, bytes);
 }
 
 static const struct ll_allocator blocks = { block_alloc, block_release };
@@ -900,17 +922,22 @@ static int to_mono(clockid_t clk, const struct timespec *abs, struct timespec *o
 
 /*
  * A forked child has one thread; a swapped mutex's state may still hold the
- * parent's others: an mcs queue node, tickets taken, a waiter count, an
- * innodb56 event's mutex.  The child bumps hot.fork_gen, and the first use
- * of a mutex whose gen differs looks at it once (fork_repair):
+ * parent's others: an mcs queue node, tickets taken, a waiter count.  The
+ * child bumps hot.fork_gen, and the first use of a mutex whose gen differs
+ * looks at it once (fork_repair):
  *
  *   never locked      gen made current, the slot made as usual
  *   free at the fork  (a trylock of the old state succeeds) a fresh slot; the
- *                     old state is dropped, not unlocked or destroyed: either
- *                     could wait for a thread that is gone
+ *                     old state is dropped (ops->drop), not unlocked or
+ *                     destroyed: either could wait for a thread that is gone
  *   held at the fork  by the forking thread or by one that is gone: gen is
  *                     GEN_HELD, trylock EBUSY, lock and timedlock wait on gen;
- *                     the unlock (the forking thread's) gives a fresh slot
+ *                     the unlock (the forking thread's) gives a fresh slot and
+ *                     drops the old state
+ *
+ * What a dropped state holds of the parent's other threads (their queue
+ * nodes) stays behind: they are gone, and their nodes lived in their own
+ * thread-local pools (heap ones past a pool of 32 locks at once leak).
  *
  * GEN_REPAIR marks the one thread looking; others wait on gen for it.
  */
@@ -947,11 +974,18 @@ static int gen_wait(struct swap_mutex *s, unsigned v, const struct timespec *mon
 	return rc;
 }
 
-/* Replace the slot (held by nobody in this process) by a fresh one of the
- * mutex's class, free. */
+/* Replace the slot, held by this thread (its trylock, or the forking thread's
+ * lock), by a fresh one of the mutex's class, free.  The old state is dropped:
+ * what holding it took from this thread (an mcs queue node) comes back. */
 static void fork_fresh_slot(struct swap_mutex *s, void *old)
 {
-	__atomic_store_n(&s->slot, slot_new(class_of_made(s)), __ATOMIC_RELEASE);
+	const struct swap_class *c = class_of_made(s);
+	if (c->ops->drop) {
+		tls.busy++;
+		c->ops->drop(old);
+		tls.busy--;
+	}
+	__atomic_store_n(&s->slot, slot_new(c), __ATOMIC_RELEASE);
 	slab_release(old);
 }
 
@@ -1781,14 +1815,18 @@ __attribute__((destructor)) static void swap_dtor(void)
 	unsigned maxw = atomic_load_explicit(&totals.max_waiting, memory_order_relaxed);
 	unsigned long rwl = atomic_load_explicit(&totals.rwlocks, memory_order_relaxed);
 	unsigned long rwa = atomic_load_explicit(&totals.rw_acquisitions, memory_order_relaxed);
+	unsigned long slots = atomic_load_explicit(&in_use.slots, memory_order_relaxed);
+	unsigned long blk = atomic_load_explicit(&in_use.blocks, memory_order_relaxed);
+	unsigned long blk_bytes = atomic_load_explicit(&in_use.block_bytes, memory_order_relaxed);
 	if (stats_line) {
 		o.len = 0;
 		out_printf(&o, "locklab: swap pid %d lock %s: %lu mutexes (%zu bytes each), "
 			   "%lu acquisitions, %lu contended, %lu passed to glibc, %lu condvar waits, "
 			   "at most %u waiting at once; glibc's rwlocks: %lu initialised, "
-			   "%lu acquisitions",
+			   "%lu acquisitions; in use: %lu slots, %lu blocks of the algorithms' "
+			   "(%lu bytes)",
 			   (int)getpid(), rest == GLIBC_CLASS ? "glibc" : classes[0].name, mx,
-			   slot_bytes, acq, cont, npass, conds, maxw, rwl, rwa);
+			   slot_bytes, acq, cont, npass, conds, maxw, rwl, rwa, slots, blk, blk_bytes);
 		for (int i = 1; i <= nsites; i++) {
 			unsigned long n = atomic_load_explicit(&classes[i].matched, memory_order_relaxed);
 			out_printf(&o, "%s%s %s: %lu%s", i == 1 ? "; lock-for " : ", ", classes[i].site,
@@ -1808,9 +1846,11 @@ __attribute__((destructor)) static void swap_dtor(void)
 		out_printf(&o, ", \"mutexes\": %lu, \"slot_bytes\": %zu, \"acquisitions\": %lu, "
 			   "\"contended\": %lu, \"passthrough\": {\"%s\": %lu, \"%s\": %lu, "
 			   "\"%s\": %lu, \"%s\": %lu}, \"conds\": %lu, \"max_waiting\": %u, "
-			   "\"rwlocks\": {\"initialised\": %lu, \"acquisitions\": %lu}}\n",
+			   "\"rwlocks\": {\"initialised\": %lu, \"acquisitions\": %lu}, "
+			   "\"in_use\": {\"slots\": %lu, \"blocks\": %lu, \"block_bytes\": %lu}}\n",
 			   mx, slot_bytes, acq, cont, pass_names[0], pass[0], pass_names[1], pass[1],
-			   pass_names[2], pass[2], pass_names[3], pass[3], conds, maxw, rwl, rwa);
+			   pass_names[2], pass[2], pass_names[3], pass[3], conds, maxw, rwl, rwa,
+			   slots, blk, blk_bytes);
 		append_line(stats_json, &o);
 	}
 }

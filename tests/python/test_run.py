@@ -25,6 +25,17 @@ static pthread_cond_t c = PTHREAD_COND_INITIALIZER;
 static long counter;
 static int ready;
 static pthread_mutex_t held = PTHREAD_MUTEX_INITIALIZER, late = PTHREAD_MUTEX_INITIALIZER;
+#define MANY 100
+static pthread_mutex_t many[MANY];
+
+/* Every one of many[] made and locked once, by one thread: nothing waits. */
+static void lock_many(void)
+{
+    for (int i = 0; i < MANY; i++) {
+        if (pthread_mutex_lock(&many[i]) || pthread_mutex_unlock(&many[i]))
+            exit(3);
+    }
+}
 
 static void *queue_on_held(void *p)
 {
@@ -85,6 +96,29 @@ int main(int argc, char **argv)
         pthread_mutex_lock(&s);
         pthread_mutex_unlock(&s);
         return 0;
+    }
+    if (!strcmp(what, "many") || !strcmp(what, "forkmany")) {
+        for (int i = 0; i < MANY; i++)
+            pthread_mutex_init(&many[i], NULL);
+        lock_many();
+        if (!strcmp(what, "many"))
+            return 0;
+        /* The child drops the parent's state of each: many[0] held across the
+         * fork (its unlock), the others free (their first lock). */
+        pthread_mutex_lock(&many[0]);
+        pid_t pid = fork();
+        if (pid == 0) {
+            if (pthread_mutex_unlock(&many[0]))
+                exit(4);
+            lock_many();
+            lock_many();
+            exit(0);
+        }
+        printf("child %d\n", (int)pid);
+        pthread_mutex_unlock(&many[0]);
+        int st;
+        waitpid(pid, &st, 0);
+        return WIFEXITED(st) ? WEXITSTATUS(st) : 99;
     }
     if (!strcmp(what, "fork")) {
         pid_t pid = fork();
@@ -158,6 +192,43 @@ def test_counts_add_up_under_every_lock(program, lock, tmp_path):
     assert doc["passthrough"] == {"pshared": 0, "robust": 0, "pi": 0, "pp": 0}
     # One cache line per lock: every registered algorithm's state fits it (ll included).
     assert doc["slot_bytes"] == 64
+
+
+def bytes_per_lock(doc):
+    """The slab's slots and the algorithms' blocks in use at exit, per slot."""
+    use = doc["in_use"]
+    return (use["slots"] * doc["slot_bytes"] + use["block_bytes"]) / use["slots"]
+
+
+@pytest.mark.parametrize("lock", LOCKS)
+def test_a_swapped_lock_costs_one_line(program, lock, tmp_path):
+    """100 mutexes, each locked once by one thread: a slot each and nothing else, no
+    algorithm's memory per lock (innodb56's events are a shared table, not the slab's)."""
+    stats = tmp_path / "stats.json"
+    res = locklab("run", "--lock", lock, *spin_opts(lock), "--stats-json", stats, "--", program,
+                  "many", timeout=60)
+    assert res.returncode == 0, res.stderr
+    doc = json.loads(stats.read_text())
+    assert doc["in_use"]["slots"] >= 100
+    assert bytes_per_lock(doc) <= 64, doc["in_use"]
+
+
+@pytest.mark.parametrize("lock", LOCKS)
+def test_a_forked_child_drops_the_parents_state_whole(program, lock, tmp_path):
+    """The child replaces the state of each of 100 mutexes (one held across the fork, 99
+    free): what the old states held of the child's thread (mcs's queue nodes) comes back,
+    so the child has a slot per mutex and no blocks in use, as the parent."""
+    stats = tmp_path / "stats.json"
+    res = locklab("run", "--lock", lock, *spin_opts(lock), "--stats-json", stats, "--", program,
+                  "forkmany", timeout=60)
+    assert res.returncode == 0, res.stderr
+    child = int(res.stdout.split()[1])
+    docs = {d["pid"]: d for d in map(json.loads, stats.read_text().splitlines())}
+    assert len(docs) == 2 and child in docs
+    for pid, doc in docs.items():
+        assert doc["in_use"]["slots"] >= 100, (pid == child, doc["in_use"])
+        assert doc["in_use"]["blocks"] == 0, (pid == child, doc["in_use"])
+        assert bytes_per_lock(doc) <= 64
 
 
 def test_passthrough_is_counted_by_reason(program, tmp_path):

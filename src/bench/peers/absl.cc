@@ -157,4 +157,5 @@ extern "C" const struct ll_lock_ops ll_absl_ops = {
 	/* trylock */ absl_trylock,
 	/* timedlock */ absl_timedlock,
 	/* unlock */ absl_unlock,
+	/* drop */ nullptr,
 };

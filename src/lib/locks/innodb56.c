@@ -1,14 +1,50 @@
 /*
- * innodb56.c: the InnoDB 5.6 mutex's slow path, its os_event and the
+ * innodb56.c: the InnoDB 5.6 mutex's slow path, its os_events and the
  * process-wide sync arrays (the mutex is drawn in innodb56.h).
  *
  * Event (os_event_t):
  *   is_set        the event is signalled
- *   signal_count  bumped by every set; starts at 1 so that 0 can mean
- *                 "no snapshot" in wait_low, as in InnoDB
+ *   signal_count  bumped by every set that finds it unset; starts at 1 so
+ *                 that 0 can mean "no snapshot" in wait_low, as in InnoDB
  *   reset() returns signal_count; wait_low(snapshot) sleeps while
  *   !is_set && signal_count == snapshot, so a set that lands between a
  *   waiter's reset and its sleep is never lost.
+ *
+ * InnoDB 5.6 creates one event per mutex (os_event_create, 104 bytes on the
+ * heap).  Here a lock owns none: its event is one of EVENTS in a table
+ * shared by every innodb56 lock of the process, picked by hashing the lock's
+ * address, each made (mutex and CLOCK_MONOTONIC condvar) on its first use.
+ * Two locks that hash alike share an event, which only costs spurious
+ * wake-ups; no wake-up is lost, because a waiter's wait returns on any set
+ * that follows its reset, whoever sets and resets in between:
+ *
+ *   - signal_count only grows, under the event's mutex.  A waiter W resets
+ *     at time r (is_set = 0, snapshot c) and sleeps while !is_set && count
+ *     == c.  The first set after r, on behalf of any lock, finds is_set 0 (W
+ *     cleared it, and only a set raises it) and makes count c + 1; from then
+ *     on W's condition is false for good, since a reset (any lock's) clears
+ *     is_set but never lowers the count.  So W returns iff some set comes
+ *     after r in the event mutex's order: a reset by lock B after a set for
+ *     lock A cannot undo A's set for A's waiters, and a set for B that finds
+ *     is_set already raised by A's changes nothing W cares about (A's set
+ *     came after r and already moved the count).
+ *   - The unlocker that W needs sets after r: W resets, then stores waiters
+ *     = 1 (seq_cst), then tries the word 4 times.  An unlocker U whose
+ *     release of the word comes after W's last failed TAS (seq_cst order on
+ *     the word) reads waiters after W's store and sees 1, or sees 0 written
+ *     by another unlocker U' after W's store, and U' sets after it; either
+ *     set takes the event's mutex after W's reset released it.  This is the
+ *     per-lock argument of InnoDB's own event, unchanged: it never needed the
+ *     event to be the lock's alone.
+ *   - A wake-up for another lock (a collision, or a set for nobody) returns
+ *     W to the sync-array loop: it frees its cell, spins again and, if the
+ *     word is still held, reserves a cell, resets and sleeps anew, exactly as
+ *     after a broadcast for its own lock that another waiter won.
+ *
+ * The table is static (EVENTS x 128 bytes of zero pages until used), so a
+ * lock costs no memory beyond its state and destroy frees nothing.  A forked
+ * child re-makes every event that was made: the parent's threads may have
+ * held an event's mutex or waited on its condvar.
  *
  * Sync array: cells {wait_object, waiting, signal_count, thread, since},
  * guarded by one pthread mutex per array, scanned linearly for a free cell
@@ -16,44 +52,67 @@
  */
 #include <pthread.h>
 #include <sched.h>
+#include <stdalign.h>
 #include <string.h>
 
 #include "core/mem.h"
 #include "locklab/innodb56.h"
 #include "locks/algo.h"
 
-struct ll_innodb56_event {
-	pthread_mutex_t m;
+enum { EVENTS = 1 << LL_INNODB56_EVENT_BITS };
+enum { EVENT_UNMADE, EVENT_MAKING, EVENT_MADE };
+
+/* 128 bytes apart: an event's line and its adjacent-line prefetch are its own. */
+struct event {
+	alignas(128) pthread_mutex_t m;
 	pthread_cond_t c;
 	int is_set;
 	int64_t signal_count;
+	atomic_int made;   /* EVENT_*: the mutex and condvar are initialised */
 };
 
-static struct ll_innodb56_event *event_create(void)
+static struct event events[EVENTS];
+/* Whether any event was claimed: a forked child with none reads no page of the table. */
+static atomic_int events_used;
+
+/* By the thread that claimed the event, or a forked child's only thread. */
+static void event_init(struct event *e)
 {
-	struct ll_innodb56_event *e = ll_mem_alloc(sizeof(*e));
 	pthread_condattr_t ca;
 
-	if (!e)
-		return NULL;
 	pthread_condattr_init(&ca);
 	/* Timed waits take CLOCK_MONOTONIC deadlines. */
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-	pthread_mutex_init(&e->m, NULL);
+	e->m = (pthread_mutex_t)PTHREAD_MUTEX_INITIALIZER;
 	pthread_cond_init(&e->c, &ca);
 	pthread_condattr_destroy(&ca);
-	e->signal_count = 1;
+}
+
+/* The event of lock l, made on its first use. */
+static struct event *event_of(const ll_innodb56_t *l)
+{
+	struct event *e = &events[ll_innodb56_event_index(l)];
+	/* Acquire pairs with the maker's release: the mutex and condvar are initialised. */
+	int st = atomic_load_explicit(&e->made, memory_order_acquire);
+	if (st == EVENT_MADE)
+		return e;
+	if (st == EVENT_UNMADE &&
+	    atomic_compare_exchange_strong_explicit(&e->made, &st, EVENT_MAKING,
+						    memory_order_acquire, memory_order_acquire)) {
+		atomic_store_explicit(&events_used, 1, memory_order_relaxed);
+		/* os_event_create(); signal_count starts at 1, as in InnoDB. */
+		event_init(e);
+		e->signal_count = 1;
+		atomic_store_explicit(&e->made, EVENT_MADE, memory_order_release);
+		return e;
+	}
+	/* Another thread makes it: two pthread inits, a few hundred nanoseconds. */
+	while (atomic_load_explicit(&e->made, memory_order_acquire) != EVENT_MADE)
+		sched_yield();
 	return e;
 }
 
-static void event_destroy(struct ll_innodb56_event *e)
-{
-	pthread_cond_destroy(&e->c);
-	pthread_mutex_destroy(&e->m);
-	ll_mem_free(e, sizeof(*e));
-}
-
-static void event_set(struct ll_innodb56_event *e)
+static void event_set(struct event *e)
 {
 	pthread_mutex_lock(&e->m);
 	if (!e->is_set) {
@@ -64,7 +123,7 @@ static void event_set(struct ll_innodb56_event *e)
 	pthread_mutex_unlock(&e->m);
 }
 
-static int64_t event_reset(struct ll_innodb56_event *e)
+static int64_t event_reset(struct event *e)
 {
 	pthread_mutex_lock(&e->m);
 	e->is_set = 0;
@@ -74,7 +133,7 @@ static int64_t event_reset(struct ll_innodb56_event *e)
 }
 
 /* 0 when set after `snapshot`, ETIMEDOUT at the deadline (NULL: none). */
-static int event_wait(struct ll_innodb56_event *e, int64_t snapshot, const struct timespec *abs_mono)
+static int event_wait(struct event *e, int64_t snapshot, const struct timespec *abs_mono)
 {
 	int rc = 0;
 
@@ -131,11 +190,22 @@ static struct sync_array *sync_array_get(unsigned i)
 
 /*
  * A forked child has only the thread that forked, which was not waiting:
- * every cell is free, and an array's mutex may have been copied held by a
- * thread that does not exist there.
+ * every cell is free, and an array's or an event's mutex may have been copied
+ * held by a thread that does not exist there, an event's condvar with its
+ * waiters.  An event being made by such a thread is made here.
  */
-static void sync_arrays_after_fork(void)
+static void after_fork_child(void)
 {
+	for (unsigned i = 0; atomic_load_explicit(&events_used, memory_order_relaxed) && i < EVENTS;
+	     i++) {
+		struct event *e = &events[i];
+		if (atomic_load_explicit(&e->made, memory_order_relaxed) == EVENT_UNMADE)
+			continue;
+		if (atomic_load_explicit(&e->made, memory_order_relaxed) == EVENT_MAKING)
+			e->signal_count = 1;
+		event_init(e);
+		atomic_store_explicit(&e->made, EVENT_MADE, memory_order_relaxed);
+	}
 	for (unsigned i = 0; i < MAX_SYNC_ARRAYS; i++) {
 		struct sync_array *a = atomic_load_explicit(&sync_arrays[i], memory_order_relaxed);
 		if (!a)
@@ -146,9 +216,9 @@ static void sync_arrays_after_fork(void)
 	}
 }
 
-__attribute__((constructor)) static void sync_arrays_register_fork(void)
+__attribute__((constructor)) static void register_fork(void)
 {
-	pthread_atfork(NULL, NULL, sync_arrays_after_fork);
+	pthread_atfork(NULL, NULL, after_fork_child);
 }
 
 /* Spreads reservations over the arrays round-robin, as InnoDB 5.6 does. */
@@ -179,7 +249,7 @@ static struct sync_cell *reserve_cell(ll_innodb56_t *l, struct sync_array **arr_
 		pthread_mutex_unlock(&a->m);
 		if (cell) {
 			/* As InnoDB: reset outside the array mutex; only we use this cell. */
-			cell->signal_count = event_reset(l->event);
+			cell->signal_count = event_reset(event_of(l));
 			cell->thread = pthread_self();
 			cell->reserved_ns = ll_now_ns();
 			*arr_out = a;
@@ -205,7 +275,7 @@ static int wait_in_cell(ll_innodb56_t *l, struct sync_array *a, struct sync_cell
 	pthread_mutex_lock(&a->m);
 	cell->waiting = 1;
 	pthread_mutex_unlock(&a->m);
-	int rc = event_wait(l->event, cell->signal_count, abs_mono);
+	int rc = event_wait(event_of(l), cell->signal_count, abs_mono);
 	free_cell(a, cell);
 	return rc;
 }
@@ -229,20 +299,19 @@ int ll_innodb56_init(ll_innodb56_t *l, const struct ll_innodb56_config *cfg)
 	l->pause_multiplier = (uint32_t)cfg->pause_multiplier;
 	l->sync_arrays = (uint16_t)cfg->sync_array_size;
 	l->spin = (uint8_t)cfg->spin;
-	l->event = event_create();
-	return l->event ? 0 : ENOMEM;
+	return 0;
 }
 
+/* The lock's event is the table's: nothing of the lock's to free. */
 void ll_innodb56_destroy(ll_innodb56_t *l)
 {
-	event_destroy(l->event);
-	l->event = NULL;
+	(void)l;
 }
 
 void ll_innodb56_signal(ll_innodb56_t *l)
 {
 	atomic_store_explicit(&l->waiters, 0, memory_order_seq_cst);
-	event_set(l->event);
+	event_set(event_of(l));
 }
 
 /* The spin phase of mutex_spin_wait(): 0 when the word was taken. */

@@ -126,6 +126,22 @@ void ll_mcs_unlock(ll_mcs_t *l)
 	node_put(me);
 }
 
+/*
+ * The holder's node goes back to where it came from: the heap, or this
+ * thread's pool when it is one of its nodes (a thread dropping a lock
+ * another thread holds would otherwise take that thread's node).
+ */
+void ll_mcs_drop(ll_mcs_t *l)
+{
+	struct ll_mcs_node *me = l->holder;
+	uintptr_t at = (uintptr_t)me, mine = (uintptr_t)pool.nodes;
+	if (me && (me->heap || (at >= mine && at < mine + sizeof(pool.nodes))))
+		node_put(me);
+	l->holder = NULL;
+}
+
+static void mcs_op_drop(void *s) { ll_mcs_drop(s); }
+
 static const struct ll_knob knobs[] = {
 	LL_KNOB_SPIN(struct ll_mcs_config),
 };
@@ -139,4 +155,5 @@ const struct ll_lock_ops ll_mcs_ops = {
 	.knobs = knobs, .nknobs = LL_COUNT(knobs),
 	.config_size = sizeof(struct ll_mcs_config),
 	LL_OPS_FUNCS(mcs, ll_mcs_t),
+	.drop = mcs_op_drop,
 };
