@@ -36,14 +36,16 @@
  *
  *   waiter:   lock G; waiters(G)++; unlock M; cond_wait(C, G); waiters(G)--;
  *             unlock G; regain M
- *   signaler: if waiters(G): lock G; cond_signal(C); unlock G
- *             else cond_signal(C)
+ *   signaler: if waiters(G): lock G; cond_signal(C) or cond_broadcast(C)
+ *             and broadcasts(G)++; unlock G
+ *             else cond_signal(C) or cond_broadcast(C)
  *
  * A signal sent after M was released finds the waiter queued: the waiter
  * holds G from before it releases M until glibc has queued it, and a
  * signaler that could have seen M released sees waiters(G) > 0 and takes G.
- * Woken waiters regain M one at a time, in a queue (regain()): a broadcast
- * does not send them all into M's lock at once.
+ * Waiters a broadcast may have woken (broadcasts(G) moved during the wait),
+ * and every woken waiter of a lock that spins, regain M one at a time, in a
+ * queue (regain()): a broadcast does not send them all into M's lock at once.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -1345,8 +1347,9 @@ EXPORT int SWAPPED(pthread_mutex_consistent)(pthread_mutex_t *m)
 
 #define SWAP_GUARDS 256
 static struct guard {
-	pthread_mutex_t m;     /* glibc's, always through REAL() */
-	atomic_uint waiters;   /* swapped-mutex waiters between lock G and their return */
+	pthread_mutex_t m;        /* glibc's, always through REAL() */
+	atomic_uint waiters;      /* swapped-mutex waiters between lock G and their return */
+	atomic_uint broadcasts;   /* broadcasts sent under m: changed by G's holder only */
 } __attribute__((aligned(64))) guards[SWAP_GUARDS];
 
 static inline struct guard *guard_of(const pthread_cond_t *c)
@@ -1373,8 +1376,16 @@ static inline int cond_pshared(pthread_cond_t *c)
  * stack).  Only the queue's first regainer of M, the one with the turn, calls
  * M's lock; when it has M it passes the turn to the next regainer of M, who
  * wakes while M is held and is first in line (in M's lock) when it is
- * released.  So at most one woken waiter per mutex is inside its lock, and
+ * released.  So at most one such waiter per mutex is inside its lock, and
  * the next one's wakeup overlaps the holder's critical section.
+ *
+ * Who queues: a waiter that a broadcast may have woken (G's broadcast count
+ * moved while it waited), and any woken waiter of a lock that spins.  A
+ * waiter of a lock that parks (LL_ALGO_PARKS) woken by a signal, a timeout or
+ * spuriously goes into M's lock as before: signals wake one waiter each, a
+ * parked thread costs nothing while it waits, and queueing those made each
+ * sleep twice (for the turn, then in M's lock behind the program's own
+ * lockers) on a busy producer-consumer mutex.
  *
  * No lost wakeup: a regainer of M that finds another in the queue waits for
  * the turn, and the regainer with the turn passes it as soon as it has M,
@@ -1417,16 +1428,24 @@ static struct regainer *regainer_of(struct regainer *r, const struct swap_mutex 
 	return r;
 }
 
-/* Lock M after a wait: at once if it is free (one try, no herd), else in turn
- * (above).  Not a cancellation point; errno is kept. */
-static void regain(pthread_mutex_t *m)
+/* Lock M after a wait: at once if it is free (one try, no herd); else, after
+ * a broadcast or for a lock that spins, in turn (above), and otherwise (woken
+ * by a signal, a lock that parks) in M's lock.  Not a cancellation point;
+ * errno is kept. */
+static void regain(pthread_mutex_t *m, int broadcast)
 {
 	struct swap_mutex *s = SM(m);
 	if (!acquire(m, kind_of(m), H_TRY, 0, NULL))
 		return;
+	int saved = errno;
+	if (!broadcast && (class_of(s)->ops->flags & LL_ALGO_PARKS)) {
+		while (acquire(m, kind_of(m), H_LOCK, 0, NULL))
+			;
+		errno = saved;
+		return;
+	}
 	struct regain_bucket *b = bucket_of(s);
 	struct regainer me = { .m = s };
-	int saved = errno;
 	REAL(mutex_lock)(&b->lock);
 	/* The first regainer of M in the queue has the turn. */
 	atomic_store_explicit(&me.turn, !regainer_of(b->head, s), memory_order_relaxed);
@@ -1468,13 +1487,18 @@ struct cond_wait {
 	struct guard *g;
 	pthread_mutex_t *m;
 	unsigned depth;
+	unsigned broadcasts;   /* G's count when the wait began */
 };
 
+/* G held (glibc gave it back): a broadcast on one of G's condvars since the
+ * wait began may have woken a crowd, which regains M in turn. */
 static void cond_regain(struct cond_wait *w)
 {
+	int broadcast = atomic_load_explicit(&w->g->broadcasts, memory_order_relaxed) !=
+			w->broadcasts;
 	atomic_fetch_sub_explicit(&w->g->waiters, 1, memory_order_relaxed);
 	REAL(mutex_unlock)(&w->g->m);
-	regain(w->m);
+	regain(w->m, broadcast);
 	SM(w->m)->count = w->depth;
 }
 
@@ -1512,8 +1536,9 @@ static int cond_wait_common(pthread_cond_t *c, pthread_mutex_t *m, enum cond_how
 	if ((type == PTHREAD_MUTEX_RECURSIVE || type == PTHREAD_MUTEX_ERRORCHECK) &&
 	    owner_of(s) != self_id())
 		return EPERM;
-	struct cond_wait w = { guard_of(c), m, s->count };
+	struct cond_wait w = { guard_of(c), m, s->count, 0 };
 	REAL(mutex_lock)(&w.g->m);
+	w.broadcasts = atomic_load_explicit(&w.g->broadcasts, memory_order_relaxed);
 	/* Relaxed: signalers that must see it reach it through M's release
 	 * (below) and their own acquire of M, or through G. */
 	atomic_fetch_add_explicit(&w.g->waiters, 1, memory_order_relaxed);
@@ -1564,6 +1589,10 @@ static int wake(pthread_cond_t *c, int all)
 		return f(c);
 	REAL(mutex_lock)(&g->m);
 	int r = f(c);
+	if (all)   /* G held: each waiter reads it before and after its wait, under G */
+		atomic_store_explicit(&g->broadcasts,
+				      atomic_load_explicit(&g->broadcasts, memory_order_relaxed) + 1,
+				      memory_order_relaxed);
 	REAL(mutex_unlock)(&g->m);
 	return r;
 }
