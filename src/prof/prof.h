@@ -29,6 +29,7 @@
 #include <time.h>
 
 #include "../preload/arena.h"
+#include "../preload/glibc.h"
 
 #define likely(x) __builtin_expect(!!(x), 1)
 #define unlikely(x) __builtin_expect(!!(x), 0)
@@ -149,30 +150,7 @@ extern __thread struct prof_tls prof_tls __attribute__((tls_model("initial-exec"
 
 /* glibc's own functions, found with dlsym(RTLD_NEXT). */
 struct prof_real {
-	int (*mutex_init)(pthread_mutex_t *, const pthread_mutexattr_t *);
-	int (*mutex_destroy)(pthread_mutex_t *);
-	int (*mutex_lock)(pthread_mutex_t *);
-	int (*mutex_trylock)(pthread_mutex_t *);
-	int (*mutex_timedlock)(pthread_mutex_t *, const struct timespec *);
-	int (*mutex_clocklock)(pthread_mutex_t *, clockid_t, const struct timespec *);
-	int (*mutex_unlock)(pthread_mutex_t *);
-	int (*rw_init)(pthread_rwlock_t *, const pthread_rwlockattr_t *);
-	int (*rw_destroy)(pthread_rwlock_t *);
-	int (*rw_rdlock)(pthread_rwlock_t *);
-	int (*rw_tryrdlock)(pthread_rwlock_t *);
-	int (*rw_timedrdlock)(pthread_rwlock_t *, const struct timespec *);
-	int (*rw_clockrdlock)(pthread_rwlock_t *, clockid_t, const struct timespec *);
-	int (*rw_wrlock)(pthread_rwlock_t *);
-	int (*rw_trywrlock)(pthread_rwlock_t *);
-	int (*rw_timedwrlock)(pthread_rwlock_t *, const struct timespec *);
-	int (*rw_clockwrlock)(pthread_rwlock_t *, clockid_t, const struct timespec *);
-	int (*rw_unlock)(pthread_rwlock_t *);
-	int (*cond_wait)(pthread_cond_t *, pthread_mutex_t *);
-	int (*cond_timedwait)(pthread_cond_t *, pthread_mutex_t *, const struct timespec *);
-	int (*cond_clockwait)(pthread_cond_t *, pthread_mutex_t *, clockid_t,
-			      const struct timespec *);
-	int (*cond_signal)(pthread_cond_t *);
-	int (*cond_broadcast)(pthread_cond_t *);
+	PL_GLIBC_LOCKS(PL_GLIBC_FIELD)
 	long (*syscall)(long, ...);
 	int (*create)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
 	/* control.c's: the report before a fatal signal's default action or _exit. */

@@ -72,6 +72,7 @@
 #include "locklab/pthread.h"
 #include "../lib/core/futex_sys.h"
 #include "../lib/core/json.h"
+#include "../preload/glibc.h"
 #include "../preload/handoff.h"
 #include "../preload/once.h"
 #include "../preload/symbols.h"
@@ -134,39 +135,10 @@ static __thread struct swap_tls tls __attribute__((tls_model("initial-exec")));
 /* ------------------------------------------------------------- glibc's own */
 
 static struct {
-	int (*mutex_init)(pthread_mutex_t *, const pthread_mutexattr_t *);
-	int (*mutex_destroy)(pthread_mutex_t *);
-	int (*mutex_lock)(pthread_mutex_t *);
-	int (*mutex_trylock)(pthread_mutex_t *);
-	int (*mutex_timedlock)(pthread_mutex_t *, const struct timespec *);
-	int (*mutex_clocklock)(pthread_mutex_t *, clockid_t, const struct timespec *);
-	int (*mutex_unlock)(pthread_mutex_t *);
-	int (*mutex_consistent)(pthread_mutex_t *);
-	int (*cond_wait)(pthread_cond_t *, pthread_mutex_t *);
-	int (*cond_timedwait)(pthread_cond_t *, pthread_mutex_t *, const struct timespec *);
-	int (*cond_clockwait)(pthread_cond_t *, pthread_mutex_t *, clockid_t,
-			      const struct timespec *);
-	int (*cond_signal)(pthread_cond_t *);
-	int (*cond_broadcast)(pthread_cond_t *);
-	/* rwlocks stay glibc's: only counted */
-	int (*rwlock_init)(pthread_rwlock_t *, const pthread_rwlockattr_t *);
-	int (*rwlock_rdlock)(pthread_rwlock_t *);
-	int (*rwlock_tryrdlock)(pthread_rwlock_t *);
-	int (*rwlock_timedrdlock)(pthread_rwlock_t *, const struct timespec *);
-	int (*rwlock_clockrdlock)(pthread_rwlock_t *, clockid_t, const struct timespec *);
-	int (*rwlock_wrlock)(pthread_rwlock_t *);
-	int (*rwlock_trywrlock)(pthread_rwlock_t *);
-	int (*rwlock_timedwrlock)(pthread_rwlock_t *, const struct timespec *);
-	int (*rwlock_clockwrlock)(pthread_rwlock_t *, clockid_t, const struct timespec *);
+	PL_GLIBC_LOCKS(PL_GLIBC_FIELD)
+	__typeof__(pthread_mutex_consistent) *mutex_consistent;
 } real;
 static atomic_int real_ready;
-
-static __attribute__((unused)) void *find(const char *name, const char *version)
-{
-	/* The condvar functions have two versions; a plain dlsym may give the old one. */
-	void *f = version ? dlvsym(RTLD_NEXT, name, version) : NULL;
-	return f ? f : dlsym(RTLD_NEXT, name);
-}
 
 static void real_resolve(void)
 {
@@ -178,32 +150,12 @@ static void real_resolve(void)
 	tls.busy++;
 	tls.setup++;
 #ifdef LL_SWAP_DIRECT
-#define R(field, name, ver) real.field = name
+#define R(field, name, ver) real.field = name;
 #else
-#define R(field, name, ver) real.field = (__typeof__(real.field))find(#name, ver)
+#define R(field, name, ver) real.field = (__typeof__(real.field))pl_glibc_find(#name, ver);
 #endif
-	R(mutex_init, pthread_mutex_init, NULL);
-	R(mutex_destroy, pthread_mutex_destroy, NULL);
-	R(mutex_lock, pthread_mutex_lock, NULL);
-	R(mutex_trylock, pthread_mutex_trylock, NULL);
-	R(mutex_timedlock, pthread_mutex_timedlock, NULL);
-	R(mutex_clocklock, pthread_mutex_clocklock, NULL);
-	R(mutex_unlock, pthread_mutex_unlock, NULL);
-	R(mutex_consistent, pthread_mutex_consistent, NULL);
-	R(cond_wait, pthread_cond_wait, "GLIBC_2.3.2");
-	R(cond_timedwait, pthread_cond_timedwait, "GLIBC_2.3.2");
-	R(cond_clockwait, pthread_cond_clockwait, NULL);
-	R(cond_signal, pthread_cond_signal, "GLIBC_2.3.2");
-	R(cond_broadcast, pthread_cond_broadcast, "GLIBC_2.3.2");
-	R(rwlock_init, pthread_rwlock_init, NULL);
-	R(rwlock_rdlock, pthread_rwlock_rdlock, NULL);
-	R(rwlock_tryrdlock, pthread_rwlock_tryrdlock, NULL);
-	R(rwlock_timedrdlock, pthread_rwlock_timedrdlock, NULL);
-	R(rwlock_clockrdlock, pthread_rwlock_clockrdlock, NULL);
-	R(rwlock_wrlock, pthread_rwlock_wrlock, NULL);
-	R(rwlock_trywrlock, pthread_rwlock_trywrlock, NULL);
-	R(rwlock_timedwrlock, pthread_rwlock_timedwrlock, NULL);
-	R(rwlock_clockwrlock, pthread_rwlock_clockwrlock, NULL);
+	PL_GLIBC_LOCKS(R)
+	R(mutex_consistent, pthread_mutex_consistent, NULL)
 #undef R
 	tls.busy--;
 	tls.setup--;
@@ -1627,7 +1579,7 @@ static inline int rw_counted(int r)
 
 EXPORT int SWAPPED(pthread_rwlock_init)(pthread_rwlock_t *l, const pthread_rwlockattr_t *a)
 {
-	int r = GLIBC_CALL(rwlock_init, 0, l, a);
+	int r = GLIBC_CALL(rw_init, 0, l, a);
 	if (r == 0 && counting())   /* relaxed: read at exit */
 		atomic_fetch_add_explicit(&totals.rwlocks, 1, memory_order_relaxed);
 	return r;
@@ -1637,23 +1589,23 @@ EXPORT int SWAPPED(pthread_rwlock_init)(pthread_rwlock_t *l, const pthread_rwloc
 #define RWLOCK_SIDE(side)                                                                   \
 	EXPORT int SWAPPED(pthread_rwlock_##side##lock)(pthread_rwlock_t *l)                 \
 	{                                                                                    \
-		return rw_counted(GLIBC_CALL(rwlock_##side##lock, 0, l));                    \
+		return rw_counted(GLIBC_CALL(rw_##side##lock, 0, l));                    \
 	}                                                                                    \
 	EXPORT int SWAPPED(pthread_rwlock_try##side##lock)(pthread_rwlock_t *l)              \
 	{                                                                                    \
-		return rw_counted(GLIBC_CALL(rwlock_try##side##lock, 0, l));                 \
+		return rw_counted(GLIBC_CALL(rw_try##side##lock, 0, l));                 \
 	}                                                                                    \
 	EXPORT int SWAPPED(pthread_rwlock_timed##side##lock)(pthread_rwlock_t *l,            \
 							       const struct timespec *abs)   \
 	{                                                                                    \
-		return rw_counted(GLIBC_CALL(rwlock_timed##side##lock, 0, l, abs));          \
+		return rw_counted(GLIBC_CALL(rw_timed##side##lock, 0, l, abs));          \
 	}                                                                                    \
 	EXPORT int SWAPPED(pthread_rwlock_clock##side##lock)(pthread_rwlock_t *l, clockid_t clk, \
 							       const struct timespec *abs)   \
 	{                                                                                    \
-		if (can_call_real() && !real.rwlock_clock##side##lock)                       \
+		if (can_call_real() && !real.rw_clock##side##lock)                       \
 			return ENOSYS;                                                       \
-		return rw_counted(GLIBC_CALL(rwlock_clock##side##lock, 0, l, clk, abs));     \
+		return rw_counted(GLIBC_CALL(rw_clock##side##lock, 0, l, clk, abs));     \
 	}
 
 RWLOCK_SIDE(rd)
