@@ -7,6 +7,10 @@
  * thread running a burst of critical sections with the line in its cache;
  * waking every waiter (innodb56) or one per unlock (pthread) spends the
  * CPUs in the kernel; spinning everyone (tas) starves those preempted.
+ * And from the server workload's: a lock that lets one thread run while
+ * every other sleeps leaves CPUs idle whenever the work between critical
+ * sections could run beside them, so a bounded set of waiters polls
+ * (sched_yield between looks) instead of sleeping.
  *
  * Word, 8 bytes:
  *
@@ -15,53 +19,50 @@
  *                bit 1 SLEEPING  the heir sleeps: the next release must wake it
  *                bit 2 PARITY    the heir's parity (flips with every new heir)
  *                bit 3 PARKED    the lock has waiters in the parking lot (park.c)
- *                bit 4 READY     the heir is awake and spinning: a grant is taken at once
  *
  *   The whole lock, 64 bytes: one cache line (a slot of the lock swapper's
- *   slab).  Besides the word, configuration written once at init, and the
- *   holder's turn: plain fields written only by the thread holding the lock
- *   (handoff_cost is atomic: heirs read it).  Durations are 32-bit: the
- *   knobs stop at LL_OWN_MAX_NS (4 s).
+ *   slab).  Besides the word, configuration written once at init, the
+ *   pollers' count, and the holder's turn: plain fields written only by the
+ *   thread holding the lock (handoff_cost is atomic: heirs read it).
+ *   Durations are 32-bit: the knobs stop at LL_OWN_MAX_NS (4 s).
  *
  *     off size
  *      0  4   locked
  *      4  4   state
- *      8  4   spin_iters      configuration (from spin_ns)
- *     12  2   unlocks         holder's
- *     14  2   woke            holder's
+ *      8  4   spin_iters      configuration (from spin_ns): a poller's looks
+ *     12  1   unlocks         holder's
+ *     13  1   max_pollers     configuration
+ *     14  2   pollers         atomic: newcomers polling now
  *     16  8   turn_start      holder's, monotonic ns
- *     24  8   last_check      holder's, monotonic ns
- *     32  8   grant_ts        the grantor's, monotonic ns (read by the grantee)
- *     40  4   turn_len        holder's, ns (<= handoff_ns)
- *     44  4   handoff_ns      configuration
- *     48  4   rotation_ns     configuration
- *     52  4   min_turn_ns     configuration
- *     56  4   handoff_cost    holder's, atomic (heirs read it), ns
- *     60  2   turn_cost_ratio configuration
- *     62  1   spin            configuration
- *     63  1   restriction     configuration
+ *     24  8   grant_ts        the grantor's, monotonic ns (read by the grantee)
+ *     32  4   turn_len        holder's, ns (<= handoff_ns)
+ *     36  4   handoff_ns      configuration
+ *     40  4   rotation_ns     configuration
+ *     44  4   min_turn_ns     configuration
+ *     48  4   handoff_cost    holder's, atomic (heirs read it), ns
+ *     52  2   turn_cost_ratio configuration
+ *     54  1   spin            configuration (the pollers' wait)
+ *     55  9   (free)
  *
  *   lock:    CAS locked 0 -> 1 (fast path; never XCHG: it would turn a
- *            GRANTED word back into HELD and strand the heir).  Slow: if there
- *            is no heir, spin spin_ns on a read of `locked`; then become the
- *            heir if the slot is free, else park (FIFO, on a node of one's
- *            own in a bucket hashed by the lock's address) until promoted by
- *            name.  The heir spins, then sleeps with SLEEPING set, or, when
- *            the holder re-acquires back to back, naps.  A heir that takes
- *            the lock while free passes the role on (promotes the oldest
- *            parked waiter, or clears HEIR).
+ *            GRANTED word back into HELD and strand the heir).  Slow: poll,
+ *            if fewer than max_pollers do: look at `locked` between
+ *            sched_yield calls for up to spin_ns and take it when free.
+ *            Then become the heir if the slot is free, else park (FIFO, on
+ *            a node of one's own in a bucket hashed by the lock's address)
+ *            until promoted by name.  The heir sleeps with SLEEPING set, or,
+ *            when the holder re-acquires back to back, naps.  A heir that
+ *            takes the lock while free passes the role on (promotes the
+ *            oldest parked waiter, or clears HEIR).  A thread that granted
+ *            the lock, or has not parked for rotation_ns while others are
+ *            parked, does not poll: it queues (ll.c says why).
  *   unlock:  no heir: store locked = 0 (plain store), then load `state`:
  *            if SLEEPING, wake the heir.  A heir: every 8th unlock looks at
- *            the clock.  Near the end of the holder's turn (rotation_ns
- *            shared among the queue, within [min_turn_ns, handoff_ns]) it
- *            wakes the heir; the heir says READY once it runs and spins; the
- *            next unlock grants it the lock (locked = 2 + its parity) and
- *            promotes the next waiter.  The holder keeps working while the
- *            heir wakes up, so the handoff costs no wake-up latency when a
- *            CPU is free; if the heir has not run by the turn's end (it may
- *            share the holder's CPU), the lock is granted anyway and the
- *            holder, parking, gives it the CPU.  The turn is timed by the
- *            holder: the rotation does not wait for a napping heir's timer.
+ *            the clock.  At the end of the holder's turn (rotation_ns shared
+ *            among the queue, within [min_turn_ns, handoff_ns]) it grants
+ *            the heir the lock (locked = 2 + its parity), wakes it and
+ *            promotes the next waiter.  The turn is timed by the holder: the
+ *            rotation does not wait for a napping heir's timer.
  *
  *   The parity tells two heirs apart: the one whose grant is on its way
  *   and the one promoted after it.
@@ -88,7 +89,7 @@
 enum {
 	LL_LL_FREE = 0, LL_LL_HELD = 1, LL_LL_GRANTED = 2,   /* + the heir's parity */
 	LL_LL_HEIR = 1u << 0, LL_LL_SLEEPING = 1u << 1, LL_LL_PARITY = 1u << 2,
-	LL_LL_PARKED = 1u << 3, LL_LL_READY = 1u << 4,
+	LL_LL_PARKED = 1u << 3,
 };
 
 /* The longest duration a knob may give (the fields are 32-bit): 4 s. */
@@ -98,11 +99,11 @@ enum {
 typedef struct {
 	atomic_uint locked;
 	atomic_uint state;
-	uint32_t spin_iters;    /* spin waits before a newcomer or the heir sleeps */
-	uint16_t unlocks;       /* holder's: unlocks seen with a heir waiting */
-	uint16_t woke;          /* holder's: the heir was woken for the end of this turn */
+	uint32_t spin_iters;    /* a poller's looks (waits of `spin`) before it queues */
+	uint8_t unlocks;        /* holder's: unlocks seen with a heir waiting (mod 256) */
+	uint8_t max_pollers;    /* newcomers that may poll at once instead of queueing */
+	atomic_ushort pollers;  /* newcomers polling now */
 	uint64_t turn_start;    /* holder's: when its turn began */
-	uint64_t last_check;    /* holder's: when it last looked at the clock */
 	uint64_t grant_ts;      /* the grantor's: when it granted the lock (read by the grantee) */
 	uint32_t turn_len;      /* holder's: how long its turn lasts with a heir waiting */
 	uint32_t handoff_ns;    /* the longest turn (0: the heir is never handed the lock) */
@@ -110,20 +111,20 @@ typedef struct {
 	uint32_t min_turn_ns;   /* however long the queue */
 	atomic_uint handoff_cost; /* holder's (read by heirs): a grant's idle time, ns, averaged */
 	uint16_t turn_cost_ratio; /* a turn lasts at least this many handoff costs */
-	uint8_t spin;
-	uint8_t restriction;    /* newcomers park behind a heir without spinning */
+	uint8_t spin;           /* the pollers' wait between looks */
 } ll_own_t;
 
 _Static_assert(sizeof(ll_own_t) <= 64, "ll_own_t must fit one cache line (the swapper's slot)");
-_Static_assert(offsetof(ll_own_t, grant_ts) == 32 && offsetof(ll_own_t, handoff_cost) == 56 &&
-	       offsetof(ll_own_t, restriction) == 63, "ll_own_t differs from the drawing in ll.h");
+_Static_assert(offsetof(ll_own_t, pollers) == 14 && offsetof(ll_own_t, grant_ts) == 24 &&
+	       offsetof(ll_own_t, handoff_cost) == 48 && offsetof(ll_own_t, spin) == 54,
+	       "ll_own_t differs from the drawing in ll.h");
 
 struct ll_own_config {
 	int64_t spin_ns;
 	int64_t handoff_ns;
 	int64_t rotation_ns;
 	int64_t min_turn_ns;
-	int64_t restriction;
+	int64_t pollers;
 	int64_t turn_cost_ratio;
 	int64_t spin;
 };
@@ -134,7 +135,7 @@ extern LL_API int ll_own_unlock_fences;
 LL_API int ll_own_init(ll_own_t *l, const struct ll_own_config *cfg);
 LL_API int ll_own_lock_slow(ll_own_t *l, const struct timespec *abs_mono);
 LL_API void ll_own_unlock_slow(ll_own_t *l);
-LL_API void ll_own_unlock_heir(ll_own_t *l, unsigned state);
+LL_API void ll_own_unlock_heir(ll_own_t *l);
 static inline void ll_own_destroy(ll_own_t *l) { (void)l; }
 
 /* CAS FREE -> HELD: 1 when taken. */
@@ -196,12 +197,11 @@ static inline void ll_own_unlock(ll_own_t *l)
 {
 	/*
 	 * Loaded before the release: with a heir waiting, every 8th unlock
-	 * looks at the turn, and so does every unlock once the heir is READY
-	 * for the turn's end (unlocks and woke are the holder's own fields).
+	 * looks at the turn (unlocks is the holder's own field).
 	 */
 	unsigned s = atomic_load_explicit(&l->state, memory_order_relaxed);
-	if ((s & LL_LL_HEIR) && ((++l->unlocks & 7) == 0 || (l->woke && (s & LL_LL_READY))))
-		ll_own_unlock_heir(l, s);
+	if ((s & LL_LL_HEIR) && (++l->unlocks & 7) == 0)
+		ll_own_unlock_heir(l);
 	else
 		ll_own_release(l);
 }

@@ -142,9 +142,10 @@ LL_API void ll_set_allocator(const struct ll_allocator *a);
 /* Knob table helpers for algorithm files. */
 #define LL_KNOB_INT(type, field, def_, min_, max_, help_) \
 	{ #field, help_, offsetof(type, field), def_, min_, max_, NULL }
-#define LL_KNOB_SPIN(type) \
+#define LL_KNOB_SPIN(type) LL_KNOB_SPIN_DEFAULT(type, LL_SPIN_PAUSE)
+#define LL_KNOB_SPIN_DEFAULT(type, def_) \
 	{ "spin", "spin-wait: pause, none, a dummy test-and-set (tas), or sched_yield (yield)", \
-	  offsetof(type, spin), 0, 0, 3, ll_spin_policy_names }
+	  offsetof(type, spin), def_, 0, 3, ll_spin_policy_names }
 #define LL_COUNT(a) (sizeof(a) / sizeof((a)[0]))
 
 /*

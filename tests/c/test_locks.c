@@ -7,6 +7,8 @@
  *   test_locks wakeup ALGO      256 threads, tiny holds, timed and plain waits
  *   test_locks nested           locks of every algorithm and peer held at once
  *   test_locks innodb56-events  two innodb56 locks sharing an event, contended
+ *   test_locks ll-pollers       ll's pollers: the knob's bounds, the count never above
+ *                               it and back to 0, timed waits among the pollers
  *   test_locks config           registry and option errors
  *
  * ctest runs each test for each algorithm of src/lib/locks/algorithms.def and
@@ -855,6 +857,99 @@ static int test_config(void)
 	return 0;
 }
 
+/* ---- ll-pollers: the bounded set of waiters that poll instead of parking ---- */
+
+enum { POLL_THREADS = 16, POLL_MAX = 2 };
+
+static ll_own_t poll_lock;
+static atomic_int poll_done, poll_over;
+static volatile long poll_counter;
+
+static void *poll_main(void *p)
+{
+	long iters = *(long *)p;
+	for (long i = 0; i < iters; i++) {
+		if (i % 3 == 2) {
+			/* Deadlines of 10 us: pollers must leave the count when they give up. */
+			struct timespec ts;
+			clock_gettime(CLOCK_MONOTONIC, &ts);
+			ts.tv_nsec += 10000;
+			if (ts.tv_nsec >= 1000000000) {
+				ts.tv_sec++;
+				ts.tv_nsec -= 1000000000;
+			}
+			if (ll_own_timedlock(&poll_lock, &ts) != 0) {
+				i--;
+				continue;
+			}
+		} else {
+			ll_own_lock(&poll_lock);
+		}
+		poll_counter = poll_counter + 1;
+		if ((i & 15) == 0)
+			sched_yield();   /* held across a yield: newcomers find it held and poll */
+		ll_own_unlock(&poll_lock);
+	}
+	atomic_fetch_add(&poll_done, 1);
+	return NULL;
+}
+
+/* Samples the pollers' count while the threads run: it must never pass the knob. */
+static void *poll_watch(void *p)
+{
+	(void)p;
+	while (atomic_load(&poll_done) < POLL_THREADS) {
+		if (atomic_load_explicit(&poll_lock.pollers, memory_order_relaxed) > POLL_MAX)
+			atomic_store(&poll_over, 1);
+		sched_yield();
+	}
+	return NULL;
+}
+
+static int test_ll_pollers(void)
+{
+	struct ll_error err;
+	ll_mutex_t m;
+	struct ll_own_config cfg;
+
+	/* The knob: -1 is 32 per CPU the process may use, less one, at most 255. */
+	CHECK(ll_mutex_init(&m, "ll", "pollers=256", &err) == EINVAL, "pollers=256 accepted");
+	CHECK(ll_mutex_init(&m, "ll", "pollers=-2", &err) == EINVAL, "pollers=-2 accepted");
+	const struct ll_lock_ops *ops = ll_algo_find("ll", &err);
+	CHECK(ops && ops->config_size == sizeof(cfg), "no ll ops table: %s", err.msg);
+	ll_config_defaults(ops, &cfg);
+	CHECK(cfg.pollers == -1, "default pollers %lld", (long long)cfg.pollers);
+	cfg.pollers = 300;
+	CHECK(ll_own_init(&poll_lock, &cfg) == EINVAL, "ll_own_init took pollers=300");
+	cfg.pollers = -1;
+	CHECK(ll_own_init(&poll_lock, &cfg) == 0, "default config refused");
+	cpu_set_t set;
+	int cpus = sched_getaffinity(0, sizeof(set), &set) == 0 ? CPU_COUNT(&set) : 1;
+	int want = 32 * cpus - 1 > 255 ? 255 : 32 * cpus - 1;
+	CHECK(poll_lock.max_pollers == want, "%d CPUs: max_pollers %d, expected %d", cpus,
+	      poll_lock.max_pollers, want);
+
+	/* Contended with a bound of 2, timed waits mixed in: never more, and back to 0. */
+	cfg.pollers = POLL_MAX;
+	CHECK(ll_own_init(&poll_lock, &cfg) == 0, "pollers=%d refused", POLL_MAX);
+	long iters = test_scaled(20000), args[POLL_THREADS];
+	for (int i = 0; i < POLL_THREADS; i++)
+		args[i] = iters;
+	pthread_t watch;
+	pthread_create(&watch, NULL, poll_watch, NULL);
+	test_watchdog("ll-pollers", 300);
+	test_run_threads(POLL_THREADS, poll_main, args, sizeof(long));
+	pthread_join(watch, NULL);
+	CHECK(poll_counter == iters * POLL_THREADS, "counter %ld, expected %ld", poll_counter,
+	      iters * POLL_THREADS);
+	CHECK(!atomic_load(&poll_over), "more than %d pollers at once", POLL_MAX);
+	CHECK(atomic_load(&poll_lock.pollers) == 0, "%u pollers left after every thread finished",
+	      (unsigned)atomic_load(&poll_lock.pollers));
+	printf("ll-pollers: %d CPUs -> %d pollers by default; %d threads x %ld acquisitions with "
+	       "at most %d polling, none left\n", cpus, want, POLL_THREADS, iters, POLL_MAX);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct test_case tests[] = {
@@ -862,10 +957,11 @@ int main(int argc, char **argv)
 		{ "timed", test_timed, 1 },         { "wakeup", test_wakeup, 1 },
 		{ "nested", test_nested, 0 },       { "config", test_config, 0 },
 		{ "innodb56-events", test_innodb56_events, 0 },
+		{ "ll-pollers", test_ll_pollers, 0 },
 	};
 	const struct test_case *t = test_pick(argc, argv, tests, sizeof(tests) / sizeof(tests[0]),
 					      "exclusion|trylock|timed|wakeup ALGO | nested | config | "
-					      "innodb56-events",
+					      "innodb56-events | ll-pollers",
 					      &algo);
 	return t ? t->run() : 2;
 }

@@ -2,17 +2,31 @@
  * ll.c: slow paths of the `ll` mutex (word and protocol drawn in ll.h).
  *
  * Roles of a waiting thread:
- *   newcomer  arrived to a held lock; spins spin_ns if there is no heir.
+ *   poller    a newcomer that found the lock held while fewer than
+ *             max_pollers poll it: looks at the lock between sched_yield
+ *             calls for up to spin_ns and takes it when free.  Pollers stay
+ *             runnable, so the scheduler spreads them over the CPUs and the
+ *             work the holder does outside the lock runs beside the next
+ *             critical section (work-conserving).
  *   heir      at most one (plus, for a moment, the previous one, whose grant
- *             is on its way; parities tell them apart): spinning, asleep on
- *             `state` (SLEEPING: the next release wakes it) or napping; the
- *             only waiter a release ever wakes.  The holder times its own
- *             turn and, when it is over, grants the lock to the heir.
+ *             is on its way; parities tell them apart): asleep on `state`
+ *             (SLEEPING: the next release wakes it) or napping; the only
+ *             waiter a release ever wakes.  The holder times its own turn
+ *             and, when it is over, grants the lock to the heir.
  *   parked    everyone else, in the parking lot (park.c): FIFO, each on
  *             its own node, woken one at a time by name to become the heir.
  *             They neither spin nor wake on unlock: this is the concurrency
  *             restriction that keeps the holder running with few runnable
  *             threads around it.
+ *
+ * Two rules keep the pollers from undoing the restriction where the lock is
+ * the bottleneck (a holder re-acquiring back to back):
+ *   a thread that granted the lock at the end of its turn parks behind the
+ *     queue at its next contended arrival instead of polling (it would take
+ *     the lock back from the heir it just handed it to);
+ *   a thread that has not parked for rotation_ns parks behind the queue at
+ *     its next contended arrival when others are parked (the pollers rotate
+ *     with the queue).
  *
  * Invariant: PARKED implies HEIR (a heir exists, or was just promoted), so
  * every parked thread has someone who will promote it.
@@ -38,6 +52,23 @@
 
 int ll_own_unlock_fences;
 static pthread_once_t membarrier_once = PTHREAD_ONCE_INIT;
+
+/* The thread's own bookkeeping of the rules above (not per lock: one each). */
+static _Thread_local const ll_own_t *granted_last __attribute__((tls_model("initial-exec")));
+static _Thread_local uint64_t active_since __attribute__((tls_model("initial-exec")));
+
+/* The pollers a lock allows when its knob says -1: 32 per CPU the process may use, less one. */
+static int auto_pollers;
+static pthread_once_t auto_pollers_once = PTHREAD_ONCE_INIT;
+
+static void count_auto_pollers(void)
+{
+	cpu_set_t set;
+	int cpus = 1;
+	if (sched_getaffinity(0, sizeof(set), &set) == 0 && CPU_COUNT(&set) > 0)
+		cpus = CPU_COUNT(&set);
+	auto_pollers = cpus >= 8 ? 255 : 32 * cpus - 1;
+}
 
 static void membarrier_register(void)
 {
@@ -65,9 +96,10 @@ int ll_own_init(ll_own_t *l, const struct ll_own_config *cfg)
 	/* A config built without the knob table (a C caller's) must still fit the fields. */
 	if (!ns_knob_fits(cfg->handoff_ns) || !ns_knob_fits(cfg->rotation_ns) ||
 	    !ns_knob_fits(cfg->min_turn_ns) || cfg->turn_cost_ratio < 0 ||
-	    cfg->turn_cost_ratio > UINT16_MAX)
+	    cfg->turn_cost_ratio > UINT16_MAX || cfg->pollers < -1 || cfg->pollers > UINT8_MAX)
 		return EINVAL;
 	pthread_once(&membarrier_once, membarrier_register);
+	pthread_once(&auto_pollers_once, count_auto_pollers);
 	memset(l, 0, sizeof(*l));   /* the holder's bookkeeping starts at zero */
 	atomic_init(&l->locked, LL_LL_FREE);
 	atomic_init(&l->state, 0);
@@ -76,21 +108,10 @@ int ll_own_init(ll_own_t *l, const struct ll_own_config *cfg)
 	l->handoff_ns = (uint32_t)cfg->handoff_ns;
 	l->rotation_ns = (uint32_t)cfg->rotation_ns;
 	l->min_turn_ns = (uint32_t)cfg->min_turn_ns;
-	l->restriction = (uint8_t)cfg->restriction;
+	l->max_pollers = (uint8_t)(cfg->pollers < 0 ? auto_pollers : cfg->pollers);
+	atomic_init(&l->pollers, 0);
 	l->turn_cost_ratio = (uint16_t)cfg->turn_cost_ratio;
 	atomic_init(&l->handoff_cost, 0);
-	return 0;
-}
-
-/* Spin on a read of `locked` until it frees and our CAS wins; 1 when taken. */
-static int spin_for_lock(ll_own_t *l)
-{
-	for (uint32_t i = 0; i < l->spin_iters; i++) {
-		if (atomic_load_explicit(&l->locked, memory_order_relaxed) == LL_LL_FREE &&
-		    ll_own_cas_free(l))
-			return 1;
-		ll_spin_wait(l->spin);
-	}
 	return 0;
 }
 
@@ -155,8 +176,7 @@ static uint64_t turn_ns(const ll_own_t *l, uint32_t queued)
  * Move the heir role on, if the heir is `who` (a parity; -1: whoever it is):
  * to the oldest parked waiter, promoted by name with the other parity, or
  * nowhere (HEIR cleared).  0 when the heir is not `who`.  Otherwise 1,
- * *was = the state it left (its parity, whether it was READY), *queued =
- * the waiters still parked.
+ * *was = the state it left (its parity), *queued = the waiters still parked.
  *
  * HEIR is cleared only while PARKED is clear (the invariant); PARKED changes
  * only with the bucket held, so under the bucket the queue and the bit agree.
@@ -177,7 +197,7 @@ static int pass_heir_wake_later(ll_own_t *l, int who, unsigned *was, uint32_t *q
 		if (s & LL_LL_PARKED)
 			break;
 		if (atomic_compare_exchange_weak_explicit(&l->state, &s,
-							  s & ~(LL_LL_HEIR | LL_LL_SLEEPING | LL_LL_READY),
+							  s & ~(LL_LL_HEIR | LL_LL_SLEEPING),
 							  memory_order_acq_rel, memory_order_relaxed)) {
 			*was = s;
 			return 1;
@@ -194,8 +214,8 @@ static int pass_heir_wake_later(ll_own_t *l, int who, unsigned *was, uint32_t *q
 			return 0;
 		}
 		next = ll_park_first(b, l, &more);
-		unsigned to = next ? (s & ~(LL_LL_SLEEPING | LL_LL_READY | LL_LL_PARKED)) ^ LL_LL_PARITY
-				   : s & ~(LL_LL_HEIR | LL_LL_SLEEPING | LL_LL_READY);
+		unsigned to = next ? (s & ~(LL_LL_SLEEPING | LL_LL_PARKED)) ^ LL_LL_PARITY
+				   : s & ~(LL_LL_HEIR | LL_LL_SLEEPING);
 		if (next && more)
 			to |= LL_LL_PARKED;
 		if (atomic_compare_exchange_weak_explicit(&l->state, &s, to, memory_order_acq_rel,
@@ -238,7 +258,6 @@ static void set_turn(ll_own_t *l, uint32_t queued)
 {
 	l->turn_len = (uint32_t)turn_ns(l, queued);  /* <= handoff_ns */
 	l->unlocks = 0;
-	l->woke = 0;
 }
 
 static void start_turn(ll_own_t *l)
@@ -260,15 +279,8 @@ static void start_granted_turn(ll_own_t *l)
 			      memory_order_relaxed);
 }
 
-/* How long before its turn ends the holder wakes the heir: a wake-up's worth, with margin. */
-static uint64_t lead_ns(const ll_own_t *l)
-{
-	uint64_t lead = l->turn_len / 4;
-	return lead < 50000 ? lead : 50000;
-}
-
 /*
- * Set and clear heir-owned bits (READY, SLEEPING) while we are the heir of
+ * Set and clear the heir-owned bit (SLEEPING) while we are the heir of
  * `parity`; the new state, or 0 when we are not the heir any more.
  */
 static unsigned heir_mark(ll_own_t *l, unsigned parity, unsigned set, unsigned clear)
@@ -352,30 +364,22 @@ static int heir_timeout(ll_own_t *l, unsigned parity)
 
 enum { NOT_YET, TAKEN, GRANTED };
 
-/*
- * Look for the lock `iters` spin rounds (0: once): take it if free, or if
- * it was granted to us.
- */
-static int heir_look(ll_own_t *l, unsigned parity, uint32_t iters)
+/* Look at the lock once: take it if free, or if it was granted to us. */
+static int heir_look(ll_own_t *l, unsigned parity)
 {
-	for (uint32_t i = 0;; i++) {
-		unsigned v = atomic_load_explicit(&l->locked, memory_order_relaxed);
-		if (v == LL_LL_FREE && ll_own_cas_free(l))
-			return TAKEN;
-		if (v == LL_LL_GRANTED + parity &&
-		    atomic_compare_exchange_strong_explicit(&l->locked, &v, LL_LL_HELD,
-							    memory_order_acquire, memory_order_relaxed))
-			return GRANTED;
-		if (i >= iters)
-			return NOT_YET;
-		ll_spin_wait(l->spin);
-	}
+	unsigned v = atomic_load_explicit(&l->locked, memory_order_relaxed);
+	if (v == LL_LL_FREE && ll_own_cas_free(l))
+		return TAKEN;
+	if (v == LL_LL_GRANTED + parity &&
+	    atomic_compare_exchange_strong_explicit(&l->locked, &v, LL_LL_HELD,
+						    memory_order_acquire, memory_order_relaxed))
+		return GRANTED;
+	return NOT_YET;
 }
 
 /*
- * The heir: wait until the lock is free or granted to us.  While it spins
- * it is READY (a holder ending its turn grants it the lock at once).  Two
- * ways to sleep:
+ * The heir: wait until the lock is free or granted to us.  It does not
+ * spin (the pollers keep the CPUs busy).  Two ways to sleep:
  *   SLEEPING set: the next release wakes us (the lock may be going idle);
  *   napping: the holder wakes us near the end of its turn (or grants us the
  *     lock), and after a turn and a lead we look anyway.  A heir promoted
@@ -388,14 +392,10 @@ static int heir_wait(ll_own_t *l, unsigned parity, const struct timespec *abs_mo
 		     uint32_t queued)
 {
 	const uint64_t nap_ns = turn_ns(l, queued) + 50000;
-	int nap = queued > 0, woken = 0;
+	int nap = queued > 0;
 
 	for (;;) {
-		/* Spin when we may win or were woken for a grant; look once after a promotion. */
-		uint32_t iters = !nap ? l->spin_iters : woken ? 4 * l->spin_iters : 0;
-		if (iters)
-			heir_mark(l, parity, LL_LL_READY, 0);
-		int got = heir_look(l, parity, iters);
+		int got = heir_look(l, parity);
 		if (got == GRANTED) {
 			start_granted_turn(l);
 			return 0;
@@ -404,7 +404,7 @@ static int heir_wait(ll_own_t *l, unsigned parity, const struct timespec *abs_mo
 			break;
 		if (abs_mono && ll_deadline_passed(abs_mono))
 			return heir_timeout(l, parity);
-		unsigned s = heir_mark(l, parity, 0, LL_LL_READY);
+		unsigned s = heir_mark(l, parity, 0, 0);
 		if (!s) {
 			take_grant(l, parity);
 			return 0;
@@ -412,7 +412,6 @@ static int heir_wait(ll_own_t *l, unsigned parity, const struct timespec *abs_mo
 		if (nap) {
 			struct timespec until = until_ns(ll_now_ns() + nap_ns, abs_mono);
 			ll_sys_futex_wait(&l->state, s, &until);
-			woken = 1;
 			continue;
 		}
 		if (grant_pending(l, parity)) {
@@ -432,7 +431,6 @@ static int heir_wait(ll_own_t *l, unsigned parity, const struct timespec *abs_mo
 			}
 			/* Woken: if the word is HELD again, the release was fruitless. */
 			nap = atomic_load_explicit(&l->locked, memory_order_relaxed) == LL_LL_HELD;
-			woken = 1;
 		}
 		/* Whoever woke us cleared the bit; if we did not sleep it is still ours. */
 		heir_mark(l, parity, 0, LL_LL_SLEEPING);
@@ -443,6 +441,52 @@ static int heir_wait(ll_own_t *l, unsigned parity, const struct timespec *abs_mo
 	set_turn(l, queued);
 	start_turn(l);
 	return 0;
+}
+
+/*
+ * Poll for the lock as one of at most max_pollers: look at it between
+ * waits of `spin` (sched_yield by default: a poller sharing the holder's CPU
+ * gives it the CPU, and on a CPU of its own looks every few hundred ns) for
+ * up to spin_ns or the deadline.  1 when taken; 0 when the pollers are
+ * full, one of the rules of the file's head sends us to the queue, or the
+ * lock stayed held.
+ */
+static int poll_for_lock(ll_own_t *l, const struct timespec *abs_mono)
+{
+	uint64_t now = ll_now_ns();
+	if (granted_last == l) {
+		/* We ended our turn by a grant: the lock is the heir's now; queue. */
+		granted_last = NULL;
+		return 0;
+	}
+	if (!active_since)
+		active_since = now;
+	if (l->rotation_ns && now - active_since > l->rotation_ns &&
+	    (atomic_load_explicit(&l->state, memory_order_relaxed) & LL_LL_PARKED))
+		return 0;   /* our time among the pollers is up: behind the queue */
+
+	unsigned short n = atomic_load_explicit(&l->pollers, memory_order_relaxed);
+	do {
+		if (n >= l->max_pollers)
+			return 0;
+	} while (!atomic_compare_exchange_weak_explicit(&l->pollers, &n, (unsigned short)(n + 1),
+							memory_order_relaxed, memory_order_relaxed));
+	int got = 0;
+	uint64_t end = ll_ns_add_sat(now, (uint64_t)((double)l->spin_iters * ll_spin_ns(l->spin)));
+	for (uint32_t i = 1;; i++) {
+		if (atomic_load_explicit(&l->locked, memory_order_relaxed) == LL_LL_FREE &&
+		    ll_own_cas_free(l)) {
+			got = 1;
+			break;
+		}
+		/* The clock every 8 looks; at least spin_iters looks (a wait can be longer). */
+		if ((i & 7) == 0 && ((i >= l->spin_iters && ll_now_ns() > end) ||
+				     (abs_mono && ll_deadline_passed(abs_mono))))
+			break;
+		ll_spin_wait(l->spin);
+	}
+	atomic_fetch_sub_explicit(&l->pollers, 1, memory_order_relaxed);
+	return got;
 }
 
 enum { PROMOTED, TIMEDOUT, RETRY };
@@ -480,6 +524,7 @@ static int park(ll_own_t *l, const struct timespec *abs_mono, unsigned *parity, 
 		/* Promoted as the deadline passed: the role is ours to leave. */
 		ll_park_unlock(b);
 	}
+	active_since = ll_now_ns();   /* a fresh time among the pollers */
 	*parity = node.parity;
 	*queued = node.queue_len;
 	return PROMOTED;
@@ -487,15 +532,10 @@ static int park(ll_own_t *l, const struct timespec *abs_mono, unsigned *parity, 
 
 int ll_own_lock_slow(ll_own_t *l, const struct timespec *abs_mono)
 {
-	unsigned s = atomic_load_explicit(&l->state, memory_order_relaxed);
-	unsigned parity;
+	unsigned s, parity;
 	uint32_t queued;
 
-	/*
-	 * Newcomers spin only while nobody is heir: with one, they would only
-	 * steal its turn (restriction=0 lets them, for the ablation).
-	 */
-	if ((!(s & LL_LL_HEIR) || !l->restriction) && spin_for_lock(l))
+	if (poll_for_lock(l, abs_mono))
 		return 0;
 	for (;;) {
 		if (abs_mono && ll_deadline_passed(abs_mono))
@@ -543,60 +583,37 @@ static int grant(ll_own_t *l)
 	set_turn(l, queued);
 	l->grant_ts = ll_now_ns();
 	atomic_store_explicit(&l->locked, LL_LL_GRANTED + parity_of(was), memory_order_release);
-	/* Spinning when we passed the role on: it sees the grant; else wake it. */
-	if (!(was & LL_LL_READY))
-		ll_sys_futex_wake(&l->state, INT_MAX);
+	ll_sys_futex_wake(&l->state, INT_MAX);
+	granted_last = l;   /* our next contended arrival queues (the rules, above) */
 	/* The next heir after the grant: the lock is not idle while we wake it. */
 	if (promoted)
 		ll_park_wake(promoted);
 	return 1;
 }
 
-void ll_own_unlock_heir(ll_own_t *l, unsigned s)
+void ll_own_unlock_heir(ll_own_t *l)
 {
-	if (!l->handoff_ns)
-		goto release;
-	if (l->woke && (s & LL_LL_READY)) {
-		/* Woken for the end of our turn and spinning: hand over now, no wake needed. */
-		if (grant(l))
-			return;
-	} else {
-		/*
-		 * Every 8th unlock (ll.h): the turn's end is noticed within 8
-		 * critical sections, so the heir is woken a lead and one such
-		 * interval before it, and a READY heir is granted at once.
-		 */
-		uint64_t now = ll_now_ns(), ran = now - l->turn_start;
-		uint64_t interval = l->last_check > l->turn_start ? now - l->last_check : 0;
-		l->last_check = now;
-		if (ran >= l->turn_len) {
-			/* The heir did not get to run (it may share our CPU): grant and wake it. */
-			if (grant(l))
-				return;
-		} else if (!l->woke && l->spin_iters && ran + lead_ns(l) + interval >= l->turn_len) {
-			l->woke = 1;
-			if (!(s & LL_LL_READY))
-				ll_sys_futex_wake(&l->state, INT_MAX);
-		}
-	}
-release:
+	/* Every 8th unlock with a heir waiting (ll.h): at the turn's end, grant it the lock. */
+	if (l->handoff_ns && ll_now_ns() - l->turn_start >= l->turn_len && grant(l))
+		return;
 	ll_own_release(l);
 }
 
 static const struct ll_knob knobs[] = {
-	LL_KNOB_INT(struct ll_own_config, spin_ns, 0, 0, 100000000,
-		    "spin before sleeping, ns (newcomers without a heir, and the heir)"),
+	LL_KNOB_INT(struct ll_own_config, spin_ns, 50000, 0, 100000000,
+		    "how long a poller polls before it queues, ns"),
 	LL_KNOB_INT(struct ll_own_config, handoff_ns, 1000000, 0, LL_OWN_MAX_NS,
 		    "longest turn a holder keeps the lock while a heir waits, ns, <= 4 s (0: no handoff)"),
 	LL_KNOB_INT(struct ll_own_config, rotation_ns, 5000000, 0, LL_OWN_MAX_NS,
 		    "target time for every parked waiter to have a turn, ns, <= 4 s (0: turns of handoff_ns)"),
 	LL_KNOB_INT(struct ll_own_config, min_turn_ns, 100000, 0, LL_OWN_MAX_NS,
 		    "shortest turn however long the queue, ns, <= 4 s"),
-	LL_KNOB_INT(struct ll_own_config, restriction, 1, 0, 1,
-		    "1: newcomers park at once behind a heir; 0: they spin spin_ns first"),
+	LL_KNOB_INT(struct ll_own_config, pollers, -1, -1, 255,
+		    "newcomers that may poll at once instead of queueing (0: none; "
+		    "-1: 32 per CPU the process may use, less one, at most 255)"),
 	LL_KNOB_INT(struct ll_own_config, turn_cost_ratio, 10, 0, 1000,
 		    "a turn lasts at least this many times a handoff's measured idle time (0: off)"),
-	LL_KNOB_SPIN(struct ll_own_config),
+	LL_KNOB_SPIN_DEFAULT(struct ll_own_config, LL_SPIN_YIELD),
 };
 
 LL_OPS_ADAPTERS(own, ll_own_t)
