@@ -7,7 +7,9 @@ is left out: it measured another hold time):
   2 threads     throughput at least the best lock's, Jain at least 0.9
   64..1024      throughput at least 1.25x pthread's, and at least that of the
                 best lock whose Jain is 0.8 or more; Jain at least 0.9; CPU ns
-                per iteration and maximum wait no more than pthread's
+                per iteration and maximum wait no more than pthread's; with a
+                hold time, at least 0.97 of the serial bound (one critical
+                section after another: 1e9 / hold_ns per second)
   flat          throughput at the most threads at least 0.9x ll's own best
 
 And on the server workload (sweep --preset server-locks, docs/bench.md), no gate,
@@ -24,6 +26,7 @@ from .render import html_table, judged, markdown_table
 CANDIDATE = "ll"
 BASELINE = "pthread"
 HIGH = (64, 1024)
+SERIAL_SHARE = 0.97
 SERVER_RIVALS = ("pthread", "pthread-adaptive", "futex", "absl")
 SERVER_FROM = 4
 SERVER_JAIN = 0.8
@@ -112,6 +115,10 @@ def check(points: list[dict]) -> list[dict]:
                 _check(rows, hold, "ops/s vs best fair (Jain >= 0.8)", t, p["ops_per_sec"],
                        max(fair), p["ops_per_sec"] >= max(fair))
             _check(rows, hold, "Jain", t, p["jain"], 0.9, p["jain"] >= 0.9)
+            if hold:
+                bound = SERIAL_SHARE * 1e9 / hold
+                _check(rows, hold, f"ops/s vs {SERIAL_SHARE} of the serial bound", t,
+                       p["ops_per_sec"], bound, p["ops_per_sec"] >= bound)
         if threads and threads[-1] >= HIGH[1]:
             best = max(q["ops_per_sec"] for q in ll.values())
             last = ll[threads[-1]]["ops_per_sec"]

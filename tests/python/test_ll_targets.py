@@ -48,6 +48,18 @@ def test_each_target_is_judged_on_the_right_figures():
     assert outcome(rows, "flat: ops/s vs own best", 1024) is False   # 20 ns vs best 10.5
 
 
+def test_the_serial_bound_is_judged_only_with_a_hold_time():
+    points = [point("ll", 64, 4100.0, hold=4000), point("pthread", 64, 4500.0, hold=4000),
+              point("ll", 1024, 4200.0, hold=4000), point("pthread", 1024, 4600.0, hold=4000)]
+    rows = ll_targets.check(points + grid())
+    serial = "ops/s vs 0.97 of the serial bound"
+    (at64,) = [r for r in rows if r["target"] == serial and r["threads"] == 64]
+    assert at64["ok"] is True and at64["bound"] == pytest.approx(0.97 * 1e9 / 4000)
+    (at1024,) = [r for r in rows if r["target"] == serial and r["threads"] == 1024]
+    assert at1024["ok"] is False   # 4200 ns: 0.952 of the bound
+    assert not [r for r in rows if r["target"] == serial and r["where"] == 0]
+
+
 def test_ratios_and_html_mark_misses():
     r = ll_targets.ratios(grid())
     assert r[0]["pthread"][64] == pytest.approx(90.0 / 15.0)
