@@ -110,33 +110,27 @@ static void usage(FILE *f)
 static int parse_args(int argc, char **argv, struct config *c)
 {
 	static const struct option opts[] = {
+		RUN_OPTIONS,
 		{ "lock", required_argument, 0, 'l' },      { "lock-opts", required_argument, 0, 'o' },
-		{ "threads", required_argument, 0, 't' },   { "mutexes", required_argument, 0, 'm' },
-		{ "hold-ns", required_argument, 0, 'H' },   { "outside-ns", required_argument, 0, 'O' },
-		{ "duration", required_argument, 0, 'd' },  { "iterations", required_argument, 0, 'i' },
-		{ "warmup", required_argument, 0, 'w' },    { "sample-every", required_argument, 0, 's' },
-		{ "json", no_argument, 0, 'j' },            { "help", no_argument, 0, 'h' },
+		{ "mutexes", required_argument, 0, 'm' },   { "help", no_argument, 0, 'h' },
 		{ "instrument", no_argument, 0, 'I' },      { "dump", required_argument, 0, 'D' },
 		{ 0, 0, 0, 0 },
 	};
-	int have_threads = 0, have_mutexes = 0, have_hold = 0, rc = 0, ch;
+	struct run_opts ro;
+	int have_mutexes = 0, rc = 0, ch;
 
-	*c = (struct config){ .sample_every = 16, .warmup_s = 0.2, .dump = -1 };
+	*c = (struct config){ .dump = -1 };
+	run_opts_defaults(&ro);
 	opterr = 0;
 	optind = 1;
 	while (!rc && (ch = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		if ((rc = parse_run_option(ch, optarg, &ro)) >= 0)
+			continue;
+		rc = 0;
 		switch (ch) {
 		case 'l': c->lock = optarg; break;
 		case 'o': c->lock_opts = optarg; break;
-		case 't': have_threads = 1; rc = parse_i64("--threads", optarg, 1, 100000, &c->threads); break;
 		case 'm': have_mutexes = 1; rc = parse_i64("--mutexes", optarg, 1, 100000, &c->mutexes); break;
-		case 'H': have_hold = 1; rc = parse_i64("--hold-ns", optarg, 0, 1000000000, &c->hold_ns); break;
-		case 'O': rc = parse_i64("--outside-ns", optarg, 0, 1000000000, &c->outside_ns); break;
-		case 'd': rc = parse_seconds("--duration", optarg, 0.001, &c->duration_s); break;
-		case 'i': rc = parse_i64("--iterations", optarg, 1, INT64_MAX / 2, &c->iterations); break;
-		case 'w': rc = parse_seconds("--warmup", optarg, 0, &c->warmup_s); break;
-		case 's': rc = parse_i64("--sample-every", optarg, 1, 1 << 20, &c->sample_every); break;
-		case 'j': c->json = 1; break;
 		case 'I': c->instrument = 1; break;
 		case 'D':
 			if (strcmp(optarg, "text") && strcmp(optarg, "json"))
@@ -152,14 +146,17 @@ static int parse_args(int argc, char **argv, struct config *c)
 		return rc;
 	if (optind < argc)
 		return usage_error("bench: unexpected argument '%s'", argv[optind]);
-	if (!c->lock || !have_threads || !have_mutexes || !have_hold)
+	if (!c->lock || !ro.have_threads || !have_mutexes || !ro.have_hold)
 		return usage_error("bench: --lock, --threads, --mutexes and --hold-ns are required");
-	if ((c->duration_s > 0) == (c->iterations > 0))
-		return usage_error("bench: give exactly one of --duration and --iterations");
-	if (c->sample_every & (c->sample_every - 1))
-		return usage_error("bench: --sample-every wants a power of two, got %" PRId64,
-				   c->sample_every);
-	return 0;
+	c->threads = ro.threads;
+	c->hold_ns = ro.hold_ns;
+	c->outside_ns = ro.outside_ns;
+	c->iterations = ro.iterations;
+	c->sample_every = ro.sample_every;
+	c->duration_s = ro.duration_s;
+	c->warmup_s = ro.warmup_s;
+	c->json = ro.json;
+	return check_run_opts(&ro);
 }
 
 struct result {

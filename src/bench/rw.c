@@ -50,9 +50,8 @@ struct rw_worker {
 
 struct rw_config {
 	const char *lock, *lock_opts;
-	int64_t threads, hold_ns, outside_ns, iterations, sample_every;
-	double read_pct, duration_s, warmup_s;
-	int json;
+	double read_pct;
+	struct run_opts r;
 };
 
 static struct {
@@ -147,33 +146,26 @@ static int parse_pct(const char *s, double *out)
 static int parse_args(int argc, char **argv, struct rw_config *c)
 {
 	static const struct option opts[] = {
+		RUN_OPTIONS,
 		{ "workload", required_argument, 0, 'W' },  { "lock", required_argument, 0, 'l' },
-		{ "lock-opts", required_argument, 0, 'o' }, { "threads", required_argument, 0, 't' },
-		{ "read-pct", required_argument, 0, 'r' },  { "hold-ns", required_argument, 0, 'H' },
-		{ "outside-ns", required_argument, 0, 'O' }, { "duration", required_argument, 0, 'd' },
-		{ "iterations", required_argument, 0, 'i' }, { "warmup", required_argument, 0, 'w' },
-		{ "sample-every", required_argument, 0, 's' }, { "json", no_argument, 0, 'j' },
+		{ "lock-opts", required_argument, 0, 'o' }, { "read-pct", required_argument, 0, 'r' },
 		{ "help", no_argument, 0, 'h' },            { 0, 0, 0, 0 },
 	};
-	int have_threads = 0, have_pct = 0, have_hold = 0, rc = 0, ch;
+	int have_pct = 0, rc = 0, ch;
 
-	*c = (struct rw_config){ .sample_every = 16, .warmup_s = 0.2 };
+	*c = (struct rw_config){ 0 };
+	run_opts_defaults(&c->r);
 	opterr = 0;
 	optind = 1;
 	while (!rc && (ch = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		if ((rc = parse_run_option(ch, optarg, &c->r)) >= 0)
+			continue;
+		rc = 0;
 		switch (ch) {
 		case 'W': break;   /* rw: how we got here */
 		case 'l': c->lock = optarg; break;
 		case 'o': c->lock_opts = optarg; break;
-		case 't': have_threads = 1; rc = parse_i64("--threads", optarg, 1, 100000, &c->threads); break;
 		case 'r': have_pct = 1; rc = parse_pct(optarg, &c->read_pct); break;
-		case 'H': have_hold = 1; rc = parse_i64("--hold-ns", optarg, 0, 1000000000, &c->hold_ns); break;
-		case 'O': rc = parse_i64("--outside-ns", optarg, 0, 1000000000, &c->outside_ns); break;
-		case 'd': rc = parse_seconds("--duration", optarg, 0.001, &c->duration_s); break;
-		case 'i': rc = parse_i64("--iterations", optarg, 1, INT64_MAX / 2, &c->iterations); break;
-		case 'w': rc = parse_seconds("--warmup", optarg, 0, &c->warmup_s); break;
-		case 's': rc = parse_i64("--sample-every", optarg, 1, 1 << 20, &c->sample_every); break;
-		case 'j': c->json = 1; break;
 		case 'h': usage(stdout); exit(0);
 		default:
 			return usage_error("bench: unknown or incomplete option '%s'", argv[optind - 1]);
@@ -183,15 +175,10 @@ static int parse_args(int argc, char **argv, struct rw_config *c)
 		return rc;
 	if (optind < argc)
 		return usage_error("bench: unexpected argument '%s'", argv[optind]);
-	if (!c->lock || !have_threads || !have_pct || !have_hold)
+	if (!c->lock || !c->r.have_threads || !have_pct || !c->r.have_hold)
 		return usage_error("bench: --workload rw needs --lock, --threads, --read-pct and "
 				   "--hold-ns");
-	if ((c->duration_s > 0) == (c->iterations > 0))
-		return usage_error("bench: give exactly one of --duration and --iterations");
-	if (c->sample_every & (c->sample_every - 1))
-		return usage_error("bench: --sample-every wants a power of two, got %" PRId64,
-				   c->sample_every);
-	return 0;
+	return check_run_opts(&c->r);
 }
 
 struct class_result {
@@ -212,7 +199,7 @@ static void summarise_class(const struct rw_config *c, struct rw_worker *w, int 
 {
 	double sum = 0, sum_sq = 0, ns = 0;
 	uint64_t *hist = calloc(HIST_BUCKETS, sizeof(uint64_t));
-	for (int64_t i = 0; i < c->threads; i++) {
+	for (int64_t i = 0; i < c->r.threads; i++) {
 		double n = (double)w[i].window_ops[k];
 		r->ops += w[i].window_ops[k];
 		sum += n;
@@ -224,7 +211,7 @@ static void summarise_class(const struct rw_config *c, struct rw_worker *w, int 
 		for (unsigned b = 0; b < HIST_BUCKETS; b++)
 			hist[b] += w[i].hist[k][b];
 	}
-	r->jain = sum_sq > 0 ? sum * sum / ((double)c->threads * sum_sq) : 0;
+	r->jain = sum_sq > 0 ? sum * sum / ((double)c->r.threads * sum_sq) : 0;
 	r->ns_per_op = r->samples ? ns / (double)r->samples : 0;
 	r->wait_p50 = hist_quantile(hist, r->samples, 0.50);
 	r->wait_p99 = hist_quantile(hist, r->samples, 0.99);
@@ -237,7 +224,7 @@ static void summarise(const struct rw_config *c, struct rw_worker *w, const stru
 	uint64_t writes = 0;
 	for (int k = RD; k <= WR; k++)
 		summarise_class(c, w, k, &r->cls[k]);
-	for (int64_t i = 0; i < c->threads; i++) {
+	for (int64_t i = 0; i < c->r.threads; i++) {
 		r->violations += w[i].violations;
 		writes += atomic_load(&w[i].ops[WR]);
 	}
@@ -275,10 +262,10 @@ static void print_json(const struct rw_config *c, const struct rw_result *r)
 	       PRId64 ",\"mode\":\"%s\",\"duration_s\":%.6f,\"ns_per_op\":%.3f,\"ops_per_sec\":%.1f"
 	       ",\"cpu_user_pct\":%.2f,\"cpu_sys_pct\":%.2f,\"cpu_idle_pct\":%.2f,\"cs_per_sec\":%.1f"
 	       ",\"cpu_ns_per_op\":%.3f,\"sample_every\":%" PRId64,
-	       c->threads, c->read_pct, c->hold_ns, c->outside_ns,
-	       c->iterations ? "iterations" : "duration", r->duration_s, r->ns_per_op,
+	       c->r.threads, c->read_pct, c->r.hold_ns, c->r.outside_ns,
+	       c->r.iterations ? "iterations" : "duration", r->duration_s, r->ns_per_op,
 	       r->ops_per_sec, r->cpu_user_pct, r->cpu_sys_pct, r->cpu_idle_pct, r->cs_per_sec,
-	       r->cpu_ns_per_op, c->sample_every);
+	       r->cpu_ns_per_op, c->r.sample_every);
 	for (int k = RD; k <= WR; k++) {
 		const struct class_result *cr = &r->cls[k];
 		const char *n = class_name[k];
@@ -295,8 +282,8 @@ static void print_text(const struct rw_config *c, const struct rw_result *r)
 {
 	printf("rwlock %s%s%s threads=%" PRId64 " read_pct=%g hold_ns=%" PRId64 " outside_ns=%"
 	       PRId64 ": %.1f ns/op, %.0f ops/s, us/sy/id %.0f/%.0f/%.0f, %.0f cs/s, exclusion %s\n",
-	       c->lock, c->lock_opts ? " " : "", c->lock_opts ? c->lock_opts : "", c->threads,
-	       c->read_pct, c->hold_ns, c->outside_ns, r->ns_per_op, r->ops_per_sec,
+	       c->lock, c->lock_opts ? " " : "", c->lock_opts ? c->lock_opts : "", c->r.threads,
+	       c->read_pct, c->r.hold_ns, c->r.outside_ns, r->ns_per_op, r->ops_per_sec,
 	       r->cpu_user_pct, r->cpu_sys_pct, r->cpu_idle_pct, r->cs_per_sec,
 	       r->exclusion_ok ? "ok" : "VIOLATED");
 	for (int k = RD; k <= WR; k++) {
@@ -316,59 +303,59 @@ int cmd_bench_rw(int argc, char **argv)
 		return rc;
 	if (ll_rwlock_init(&g.rw, c.lock, c.lock_opts, &err))
 		return usage_error("%s", err.msg);
-	struct rw_worker *w = aligned_alloc(64, sizeof(struct rw_worker) * (size_t)c.threads);
-	pthread_t *tids = calloc((size_t)c.threads, sizeof(pthread_t));
+	struct rw_worker *w = aligned_alloc(64, sizeof(struct rw_worker) * (size_t)c.r.threads);
+	pthread_t *tids = calloc((size_t)c.r.threads, sizeof(pthread_t));
 	if (!w || !tids)
-		return usage_error("bench: out of memory for %" PRId64 " threads", c.threads);
-	memset(w, 0, sizeof(struct rw_worker) * (size_t)c.threads);
+		return usage_error("bench: out of memory for %" PRId64 " threads", c.r.threads);
+	memset(w, 0, sizeof(struct rw_worker) * (size_t)c.r.threads);
 
 	ll_spin_calibrate();
 	work_calibrate();
-	g.hold_loops = work_loops_for_ns(c.hold_ns);
-	g.outside_loops = work_loops_for_ns(c.outside_ns);
-	g.iterations = (uint64_t)c.iterations;
-	g.sample_mask = (uint64_t)c.sample_every - 1;
+	g.hold_loops = work_loops_for_ns(c.r.hold_ns);
+	g.outside_loops = work_loops_for_ns(c.r.outside_ns);
+	g.iterations = (uint64_t)c.r.iterations;
+	g.sample_mask = (uint64_t)c.r.sample_every - 1;
 	/* A read when the top 32 bits of a draw fall below read_pct % of 2^32. */
 	g.read_below = (uint64_t)llround(c.read_pct / 100.0 * 4294967296.0);
-	atomic_store(&g.phase, c.iterations ? MEASURE : WARMUP);
-	pthread_barrier_init(&g.start, NULL, (unsigned)c.threads + 1);
-	for (int64_t i = 0; i < c.threads; i++)
+	atomic_store(&g.phase, c.r.iterations ? MEASURE : WARMUP);
+	pthread_barrier_init(&g.start, NULL, (unsigned)c.r.threads + 1);
+	for (int64_t i = 0; i < c.r.threads; i++)
 		w[i].rng = 0x9e3779b97f4a7c15ull * (uint64_t)(i + 1) | 1;
-	start_threads(tids, c.threads, rw_main, w, sizeof(*w), "thread");
+	start_threads(tids, c.r.threads, rw_main, w, sizeof(*w), "thread");
 
 	struct snapshot a, b;
 	struct rw_result r = { 0 };
-	if (c.iterations) {
+	if (c.r.iterations) {
 		take_snapshot(&a);
 		pthread_barrier_wait(&g.start);
-		for (int64_t i = 0; i < c.threads; i++)
+		for (int64_t i = 0; i < c.r.threads; i++)
 			pthread_join(tids[i], NULL);
 		take_snapshot(&b);
 		r.drained = 1;
-		for (int64_t i = 0; i < c.threads; i++)
+		for (int64_t i = 0; i < c.r.threads; i++)
 			for (int k = RD; k <= WR; k++)
 				w[i].window_ops[k] = atomic_load(&w[i].ops[k]);
 	} else {
 		pthread_barrier_wait(&g.start);
-		sleep_seconds(c.warmup_s);
+		sleep_seconds(c.r.warmup_s);
 		take_snapshot(&a);
-		for (int64_t i = 0; i < c.threads; i++)
+		for (int64_t i = 0; i < c.r.threads; i++)
 			for (int k = RD; k <= WR; k++)
 				w[i].start_ops[k] = atomic_load_explicit(&w[i].ops[k],
 									 memory_order_relaxed);
 		atomic_store(&g.phase, MEASURE);
-		sleep_seconds(c.duration_s);
-		for (int64_t i = 0; i < c.threads; i++)
+		sleep_seconds(c.r.duration_s);
+		for (int64_t i = 0; i < c.r.threads; i++)
 			for (int k = RD; k <= WR; k++)
 				w[i].window_ops[k] = atomic_load_explicit(&w[i].ops[k],
 									  memory_order_relaxed) -
 						     w[i].start_ops[k];
 		take_snapshot(&b);
 		atomic_store(&g.phase, STOP);
-		r.drained = join_until(tids, c.threads, 1.0 + c.duration_s);
+		r.drained = join_until(tids, c.r.threads, 1.0 + c.r.duration_s);
 	}
 	summarise(&c, w, &a, &b, &r);
-	if (c.json)
+	if (c.r.json)
 		print_json(&c, &r);
 	else
 		print_text(&c, &r);
