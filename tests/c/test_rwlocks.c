@@ -8,6 +8,8 @@
  *                                  deadline, both clocks
  *   test_rwlocks wakeup ALGO       256 threads mixing readers, writers and timed waits
  *   test_rwlocks starvation ALGO   a writer gets in under a continuous stream of readers
+ *   test_rwlocks recursion ALGO    a reader locks again past a waiting writer; a thread
+ *                                  holds 12 locks twice each
  *   test_rwlocks config            registry and option errors
  *
  * ctest runs each test for each rwlock of src/lib/rwlocks/rwlocks.def.
@@ -241,6 +243,78 @@ static int test_try(void)
 	CHECK(ll_rwlock_unlock(&shared) == 0, "%s: unlock", algo);
 	ll_rwlock_destroy(&shared);
 	printf("try %s: ok\n", algo);
+	return 0;
+}
+
+/* ---- recursion: reading again with a writer waiting, and many locks at once ---- */
+
+static atomic_int writer_in;
+
+static void *waiting_writer(void *p)
+{
+	(void)p;
+	atomic_store(&step, 1);
+	CHECK(ll_rwlock_wrlock(&shared) == 0, "wrlock");
+	atomic_store(&writer_in, 1);
+	ll_rwlock_unlock(&shared);
+	return NULL;
+}
+
+enum { MANY = 12 };   /* more locks than ll keeps slots for a thread (8) */
+static ll_rwlock_t many[MANY];
+
+static void *try_write_many(void *p)
+{
+	int *busy = p;
+	for (int k = 0; k < MANY; k++)
+		if (ll_rwlock_trywrlock(&many[k]) == EBUSY)
+			(*busy)++;
+		else
+			ll_rwlock_unlock(&many[k]);
+	return NULL;
+}
+
+static int test_recursion(void)
+{
+	pthread_t t;
+
+	init_rw(&shared, NULL);
+	test_watchdog("recursion", 60);
+	atomic_store(&step, 0);
+	CHECK(ll_rwlock_rdlock(&shared) == 0, "rdlock");
+	pthread_create(&t, NULL, waiting_writer, NULL);
+	wait_step(1);
+	sleep_ms(50);   /* the writer is waiting by now */
+	CHECK(!atomic_load(&writer_in), "%s: a writer got in beside a reader", algo);
+	/* A reader may lock again (POSIX): it must not queue behind the writer it blocks. */
+	int rc = ll_rwlock_timedrdlock_ns(&shared, 2000000000);
+	CHECK(rc == 0, "%s: recursive read with a writer waiting returned %d", algo, rc);
+	CHECK(ll_rwlock_unlock(&shared) == 0 && !atomic_load(&writer_in), "%s: writer in after "
+	      "the inner unlock", algo);
+	CHECK(ll_rwlock_unlock(&shared) == 0, "unlock");
+	pthread_join(t, NULL);
+	CHECK(atomic_load(&writer_in), "%s: writer never got in", algo);
+	ll_rwlock_destroy(&shared);
+
+	/* Twice each of more locks than a thread has slots for: every hold counts. */
+	for (int k = 0; k < MANY; k++) {
+		init_rw(&many[k], NULL);
+		CHECK(ll_rwlock_rdlock(&many[k]) == 0 && ll_rwlock_rdlock(&many[k]) == 0, "rdlock");
+	}
+	for (int round = 0; round < 3; round++) {
+		int busy = 0;
+		pthread_create(&t, NULL, try_write_many, &busy);
+		pthread_join(t, NULL);
+		CHECK(busy == (round < 2 ? MANY : 0), "%s: round %d: %d of %d read-held locks busy "
+		      "to a writer", algo, round, busy, MANY);
+		if (round < 2)
+			for (int k = 0; k < MANY; k++)
+				CHECK(ll_rwlock_unlock(&many[k]) == 0, "%s: unlock %d", algo, k);
+	}
+	for (int k = 0; k < MANY; k++)
+		ll_rwlock_destroy(&many[k]);
+	printf("recursion %s: read again past a waiting writer; %d locks held twice each\n", algo,
+	       MANY);
 	return 0;
 }
 
@@ -667,10 +741,11 @@ int main(int argc, char **argv)
 	static const struct test_case tests[] = {
 		{ "exclusion", test_exclusion, 1 }, { "try", test_try, 1 },
 		{ "timed", test_timed, 1 },         { "wakeup", test_wakeup, 1 },
-		{ "starvation", test_starvation, 1 }, { "config", test_config, 0 },
+		{ "starvation", test_starvation, 1 }, { "recursion", test_recursion, 1 },
+		{ "config", test_config, 0 },
 	};
 	const struct test_case *t = test_pick(argc, argv, tests, LL_COUNT(tests),
-					      "exclusion|try|timed|wakeup|starvation ALGO | config",
+					      "exclusion|try|timed|wakeup|starvation|recursion ALGO | config",
 					      &algo);
 	return t ? t->run() : 2;
 }

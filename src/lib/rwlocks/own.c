@@ -18,16 +18,18 @@
 _Static_assert(sizeof(ll_rw_own_t) == 48, "ll_rw_own_t is drawn as 48 bytes in rw_own.h");
 
 #define SLOTS 8
+#define ALL_SLOTS ((1u << SLOTS) - 1)
 /* A slow hold, recorded in a slot for recursion: writers look for the bare address. */
 #define SLOW_TAG ((uintptr_t)1)
 /* A revoking writer sleeps at most this long between looks at a slot (a fast
  * unlock's wake can pass its release store, rw_own.h). */
-#define REVOKE_TICK_NS 1000000u
+#define REVOKE_TICK_NS 100000u
 
 /* One thread's slots (the line writers scan) and its recursion counts. */
 struct rec {
 	alignas(64) _Atomic uintptr_t held[SLOTS];
 	alignas(64) uint32_t count[SLOTS];
+	uint32_t used;                 /* bit i: held[i] is not 0 (the owner's own view) */
 	struct rec *next;              /* every record ever made, never unlinked */
 	atomic_int taken;              /* a live thread owns it */
 };
@@ -41,9 +43,8 @@ static pthread_once_t exit_key_once = PTHREAD_ONCE_INIT;
 static void thread_gone(void *p)
 {
 	struct rec *r = p;
-	for (int i = 0; i < SLOTS; i++)
-		if (atomic_load_explicit(&r->held[i], memory_order_relaxed))
-			return;
+	if (r->used)
+		return;
 	self = NULL;
 	atomic_store_explicit(&r->taken, 0, memory_order_release);
 }
@@ -130,6 +131,7 @@ static int rd_release(ll_rw_own_t *l)
 /* A fast reader leaves its slot (or a fast attempt backs out of it). */
 static inline void fast_release(ll_rw_own_t *l, struct rec *r, int i)
 {
+	r->used &= ~(1u << i);
 	atomic_store_explicit(&r->held[i], 0, memory_order_release);
 	if (__builtin_expect(atomic_load_explicit(&l->bias, memory_order_relaxed) == 2, 0))
 		ll_sys_futex_wake(&l->bias, 1);
@@ -188,13 +190,15 @@ static void bias_maybe_on(ll_rw_own_t *l)
 		atomic_store(&l->bias, 1);
 }
 
-static int rd(ll_rw_own_t *l, const struct timespec *dl, int try)
+static inline int rd(ll_rw_own_t *l, const struct timespec *dl, int try)
 {
 	const uintptr_t me = (uintptr_t)l;
 	struct rec *r = self_get();
 	int free_i = -1;
 	if (__builtin_expect(r != NULL, 1)) {
-		for (int i = 0; i < SLOTS; i++) {
+		/* Recursion: only the slots in use can hold this lock. */
+		for (uint32_t u = r->used; u; u &= u - 1) {
+			int i = __builtin_ctz(u);
 			uintptr_t v = atomic_load_explicit(&r->held[i], memory_order_relaxed);
 			if (v == me) {
 				r->count[i]++;
@@ -209,11 +213,12 @@ static int rd(ll_rw_own_t *l, const struct timespec *dl, int try)
 				r->count[i]++;
 				return 0;
 			}
-			if (!v && free_i < 0)
-				free_i = i;
 		}
+		uint32_t free_mask = ~r->used & ALL_SLOTS;
+		free_i = free_mask ? __builtin_ctz(free_mask) : -1;
 		if (free_i >= 0 && atomic_load_explicit(&l->bias, memory_order_relaxed) == 1) {
 			/* Seen by a revoking writer's scan, or we see its bias cleared. */
+			r->used |= 1u << free_i;
 			atomic_store(&r->held[free_i], me);
 			if (__builtin_expect(atomic_load(&l->bias) == 1, 1)) {
 				r->count[free_i] = 1;
@@ -226,6 +231,7 @@ static int rd(ll_rw_own_t *l, const struct timespec *dl, int try)
 	if (rc)
 		return rc;
 	if (free_i >= 0) {
+		r->used |= 1u << free_i;
 		atomic_store_explicit(&r->held[free_i], me | SLOW_TAG, memory_order_relaxed);
 		r->count[free_i] = 1;
 	}
@@ -352,11 +358,9 @@ static void release_p(ll_rw_own_t *l)
 static int reads_it(ll_rw_own_t *l)
 {
 	struct rec *r = self;
-	if (!r)
-		return 0;
-	for (int i = 0; i < SLOTS; i++)
-		if ((atomic_load_explicit(&r->held[i], memory_order_relaxed) & ~SLOW_TAG) ==
-		    (uintptr_t)l)
+	for (uint32_t u = r ? r->used : 0; u; u &= u - 1)
+		if ((atomic_load_explicit(&r->held[__builtin_ctz(u)], memory_order_relaxed) &
+		     ~SLOW_TAG) == (uintptr_t)l)
 			return 1;
 	return 0;
 }
@@ -424,24 +428,26 @@ int ll_rw_own_timedwrlock(ll_rw_own_t *l, const struct timespec *abs_mono)
 	return wr(l, abs_mono, 0);
 }
 
-int ll_rw_own_unlock(ll_rw_own_t *l)
+static inline int unlock(ll_rw_own_t *l)
 {
 	const uintptr_t me = (uintptr_t)l;
 	struct rec *r = self;
-	if (r)
-		for (int i = 0; i < SLOTS; i++) {
-			uintptr_t v = atomic_load_explicit(&r->held[i], memory_order_relaxed);
-			if (v == me) {
-				if (--r->count[i] == 0)
-					fast_release(l, r, i);
-				return 0;
-			}
-			if (v == (me | SLOW_TAG)) {
-				if (--r->count[i] == 0)
-					atomic_store_explicit(&r->held[i], 0, memory_order_relaxed);
-				return rd_release(l);
-			}
+	for (uint32_t u = r ? r->used : 0; u; u &= u - 1) {
+		int i = __builtin_ctz(u);
+		uintptr_t v = atomic_load_explicit(&r->held[i], memory_order_relaxed);
+		if (v == me) {
+			if (--r->count[i] == 0)
+				fast_release(l, r, i);
+			return 0;
 		}
+		if (v == (me | SLOW_TAG)) {
+			if (--r->count[i] == 0) {
+				r->used &= ~(1u << i);
+				atomic_store_explicit(&r->held[i], 0, memory_order_relaxed);
+			}
+			return rd_release(l);
+		}
+	}
 	unsigned v = atomic_load_explicit(&l->word, memory_order_relaxed);
 	if (v & LL_RW_OWN_READERS)
 		return rd_release(l);   /* a slow hold no slot recorded (all 8 were in use) */
@@ -450,6 +456,11 @@ int ll_rw_own_unlock(ll_rw_own_t *l)
 	release_p(l);
 	ll_futex_unlock(&l->wmx);
 	return 0;
+}
+
+int ll_rw_own_unlock(ll_rw_own_t *l)
+{
+	return unlock(l);
 }
 
 static const struct ll_knob knobs[] = {
@@ -461,7 +472,20 @@ static const struct ll_knob knobs[] = {
 		    "nanoseconds a writer polls departing readers before it sleeps"),
 };
 
-LL_RWLOCK_ADAPTERS(own, ll_rw_own_t)
+/*
+ * The table calls the static functions, not the exported names: calls to an
+ * exported function of a shared library go through its PLT, a few ns on
+ * the read path.
+ */
+static int op_init(void *s, const void *c) { return ll_rw_own_init(s, c); }
+static void op_destroy(void *s) { ll_rw_own_destroy(s); }
+static int op_rdlock(void *s) { return rd(s, NULL, 0); }
+static int op_tryrdlock(void *s) { return rd(s, NULL, 1); }
+static int op_timedrdlock(void *s, const struct timespec *t) { return rd(s, t, 0); }
+static int op_wrlock(void *s) { return wr(s, NULL, 0); }
+static int op_trywrlock(void *s) { return wr(s, NULL, 1); }
+static int op_timedwrlock(void *s, const struct timespec *t) { return wr(s, t, 0); }
+static int op_unlock(void *s) { return unlock(s); }
 
 const struct ll_rwlock_ops ll_rw_own_ops = {
 	.name = "ll",
@@ -470,5 +494,8 @@ const struct ll_rwlock_ops ll_rw_own_ops = {
 	.flags = LL_ALGO_PARKS,
 	.knobs = knobs, .nknobs = LL_COUNT(knobs),
 	.config_size = sizeof(struct ll_rw_own_config),
-	LL_RWLOCK_FUNCS(own, ll_rw_own_t),
+	.state_size = sizeof(ll_rw_own_t), .init = op_init, .destroy = op_destroy,
+	.rdlock = op_rdlock, .tryrdlock = op_tryrdlock, .timedrdlock = op_timedrdlock,
+	.wrlock = op_wrlock, .trywrlock = op_trywrlock, .timedwrlock = op_timedwrlock,
+	.unlock = op_unlock,
 };
