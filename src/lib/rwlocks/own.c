@@ -141,6 +141,7 @@ static inline void fast_release(ll_rw_own_t *l, struct rec *r, int i)
 static int rd_slow(ll_rw_own_t *l, const struct timespec *dl, int try)
 {
 	int waiting = 0, rc = 0;
+	uint32_t spun = 0;
 	for (;;) {
 		unsigned v = atomic_load_explicit(&l->word, memory_order_relaxed);
 		if (!(v & LL_RW_OWN_P)) {
@@ -157,6 +158,12 @@ static int rd_slow(ll_rw_own_t *l, const struct timespec *dl, int try)
 		if (try) {
 			rc = EBUSY;
 			break;
+		}
+		if (!waiting && spun < l->spin_iters) {
+			/* A writer's section is often shorter than a sleep and a wake. */
+			spun++;
+			ll_spin_wait(LL_SPIN_PAUSE);
+			continue;
 		}
 		if (!waiting) {
 			/* Counted before the last look: the next writer lets us in first. */
