@@ -4,7 +4,7 @@
  * active, writers that readers cannot starve, every wait a futex sleep with
  * a deadline.
  *
- * Per lock, 40 bytes:
+ * Per lock, 48 bytes:
  *
  *   word (32 bits)
  *   31  30  29                                         0
@@ -21,10 +21,8 @@
  *   wseq      the writer owning P or G sleeps on it; bumped by the reader
  *             whose leaving (or entering, for G) it waits for
  *   rwaiting  readers blocked by P, counted until they enter or give up
- *   wlock     writers take it first, one at a time; HELD | HANDOFF | waiters x 4:
- *             a releasing writer with writers waiting keeps it HELD and sets
- *             HANDOFF, which only a waiting writer may claim (no barging)
- *   spin_iters, inhibit, bias_on, bias_after: the knobs and the bias timer
+ *   wmx       writers take it first, one at a time (locklab/futex.h)
+ *   bias_after, inhibit, spin_iters, bias_on: the knobs and the bias timer
  *
  * Shared by every lock, one record per thread that read-locks (128 bytes,
  * kept for the next thread when its thread exits): a line of 8 slots where
@@ -38,7 +36,7 @@
  *   fast unlock   release-store 0 in the slot; load bias (2: wake the writer)
  *   slow rdlock   CAS word + 1 while P is clear, else poll spin_ns, then
  *                 sleep on rseq
- *   wrlock        wlock; while readers the last writer blocked are waiting,
+ *   wrlock        wmx; while readers the last writer blocked are waiting,
  *                 set G and sleep until they have entered; set P; sleep
  *                 until the slow readers have left; if bias is on: clear it
  *                 and scan every thread's slots for this lock, waiting (spin,
@@ -47,15 +45,14 @@
  *                 the first slow reader after that turns it on again (BRAVO's
  *                 rule: a writer's revocations cost it at most ~1/inhibit)
  *
- * Bounds.  Once a writer holds wlock, readers arriving later never delay it:
+ * Bounds.  Once a writer holds wmx, readers arriving later never delay it:
  * it waits for the readers the previous writer blocked to enter (they were
  * woken at that writer's release), for the read sections in progress when
  * it set P and when it revoked the bias to end, and for nothing else.
- * Writers among themselves: wlock is handed from writer to waiting writer
- * in the kernel's futex wake order, so a waiting writer is passed over only
- * by writers already waiting, never by new arrivals.  A reader blocked by a
- * writer enters before the next writer can set P: it waits for at most that
- * one writer's section.
+ * Writers among themselves take wmx, a barging futex mutex: no FIFO order
+ * between writers (a handoff to waiting writers was measured and dropped:
+ * docs/rwlocks.md).  A reader blocked by a writer enters before the next
+ * writer can set P: it waits for at most that one writer's section.
  *
  * Recursion: a thread may read-lock a lock it holds for reading, even while
  * a writer waits (its slot counts).  wrlock by a thread holding a read lock
@@ -70,6 +67,7 @@
 #include <stdint.h>
 #include <time.h>
 
+#include "locklab/futex.h"
 
 typedef struct {
 	atomic_uint word;
@@ -77,11 +75,11 @@ typedef struct {
 	atomic_uint rseq;
 	atomic_uint wseq;
 	atomic_uint rwaiting;
-	atomic_uint wlock;
 	uint32_t spin_iters;           /* a waiter's polls before it sleeps */
+	_Atomic uint64_t bias_after;   /* ll_now_ns() before which bias stays off */
+	ll_futex_t wmx;
 	uint16_t inhibit;              /* bias stays off for inhibit x the revocation time */
 	uint8_t bias_on;               /* 0: never bias (a plain writer-first rwlock) */
-	_Atomic uint64_t bias_after;   /* ll_now_ns() before which bias stays off */
 } ll_rw_own_t;
 
 #define LL_RW_OWN_P 0x80000000u

@@ -15,7 +15,7 @@
 #include "locklab/spin.h"
 #include "rwlocks/rwalgo.h"
 
-_Static_assert(sizeof(ll_rw_own_t) == 40, "ll_rw_own_t is drawn as 40 bytes in rw_own.h");
+_Static_assert(sizeof(ll_rw_own_t) == 48, "ll_rw_own_t is drawn as 48 bytes in rw_own.h");
 
 #define SLOTS 8
 #define ALL_SLOTS ((1u << SLOTS) - 1)
@@ -101,8 +101,7 @@ int ll_rw_own_init(ll_rw_own_t *l, const struct ll_rw_own_config *cfg)
 	l->spin_iters = ll_spin_iters(LL_SPIN_PAUSE, cfg->spin_ns);
 	l->inhibit = (uint16_t)cfg->inhibit;
 	l->bias_on = (uint8_t)cfg->bias;
-	atomic_init(&l->wlock, 0);
-	return 0;
+	return ll_futex_init(&l->wmx, NULL);
 }
 
 /* ---- readers ---- */
@@ -264,62 +263,6 @@ int ll_rw_own_timedrdlock(ll_rw_own_t *l, const struct timespec *abs_mono)
 
 /* ---- writers ---- */
 
-/*
- * wlock: writers one at a time, handed over in the kernel's wake order.
- * HELD: a writer has it; HANDOFF: its last owner gave it to whichever
- * counted waiter claims it first (arrivals cannot take it); the count of
- * waiters above.  0 or ETIMEDOUT (try: EBUSY) or EINVAL.
- */
-#define WL_HELD 1u
-#define WL_HANDOFF 2u
-#define WL_WAITER 4u
-
-static int wlock_take(ll_rw_own_t *l, const struct timespec *dl, int try)
-{
-	unsigned v = 0;
-	if (atomic_compare_exchange_strong(&l->wlock, &v, WL_HELD))
-		return 0;
-	if (try)
-		return EBUSY;
-	for (uint32_t i = 0; i < l->spin_iters; i++) {
-		v = atomic_load_explicit(&l->wlock, memory_order_relaxed);
-		if (!v && atomic_compare_exchange_weak(&l->wlock, &v, WL_HELD))
-			return 0;
-		ll_spin_wait(LL_SPIN_PAUSE);
-	}
-	v = atomic_fetch_add(&l->wlock, WL_WAITER) + WL_WAITER;
-	for (;;) {
-		/* Counted: a free lock or a handoff is ours, and we stop counting. */
-		if (!(v & WL_HELD) || (v & WL_HANDOFF)) {
-			unsigned nv = ((v | WL_HELD) & ~WL_HANDOFF) - WL_WAITER;
-			if (atomic_compare_exchange_weak(&l->wlock, &v, nv))
-				return 0;
-			continue;
-		}
-		int w = ll_sys_futex_wait(&l->wlock, v, dl);
-		v = atomic_load(&l->wlock);
-		if (w == EINVAL || w == ETIMEDOUT) {
-			/* Leave unless the lock came our way meanwhile: a handoff is never dropped. */
-			while ((v & WL_HELD) && !(v & WL_HANDOFF))
-				if (atomic_compare_exchange_weak(&l->wlock, &v, v - WL_WAITER))
-					return w;
-		}
-	}
-}
-
-static void wlock_give(ll_rw_own_t *l)
-{
-	unsigned v = atomic_load_explicit(&l->wlock, memory_order_relaxed);
-	for (;;) {
-		unsigned nv = v >= WL_WAITER ? v | WL_HANDOFF : 0;
-		if (atomic_compare_exchange_weak(&l->wlock, &v, nv))
-			break;
-	}
-	if (v >= WL_WAITER)
-		ll_sys_futex_wake(&l->wlock, 1);
-}
-
-
 typedef int (*wr_cond)(ll_rw_own_t *l);
 
 static int no_waiting_readers(ll_rw_own_t *l)
@@ -332,7 +275,7 @@ static int no_slow_readers(ll_rw_own_t *l)
 	return (atomic_load_explicit(&l->word, memory_order_acquire) & LL_RW_OWN_READERS) == 0;
 }
 
-/* The wlock holder waits on wseq until cond: 0, ETIMEDOUT or EINVAL. */
+/* The wmx holder waits on wseq until cond: 0, ETIMEDOUT or EINVAL. */
 static int writer_wait(ll_rw_own_t *l, wr_cond cond, const struct timespec *dl)
 {
 	for (uint32_t i = 0; i < l->spin_iters; i++) {
@@ -433,14 +376,20 @@ static int wr(ll_rw_own_t *l, const struct timespec *dl, int try)
 {
 	if (reads_it(l))
 		return EDEADLK;
-	int rc = wlock_take(l, dl, try);
+	int rc;
+	if (try)
+		rc = ll_futex_trylock(&l->wmx);
+	else if (dl)
+		rc = ll_futex_timedlock(&l->wmx, dl);
+	else
+		rc = (ll_futex_lock(&l->wmx), 0);
 	if (rc)
 		return rc;
 	if (try) {
 		unsigned v = atomic_load_explicit(&l->word, memory_order_relaxed);
 		if ((v & LL_RW_OWN_READERS) ||
 		    !atomic_compare_exchange_strong(&l->word, &v, v | LL_RW_OWN_P)) {
-			wlock_give(l);
+			ll_futex_unlock(&l->wmx);
 			return EBUSY;
 		}
 	} else {
@@ -450,7 +399,7 @@ static int wr(ll_rw_own_t *l, const struct timespec *dl, int try)
 			rc = writer_wait(l, no_waiting_readers, dl);
 			atomic_fetch_and(&l->word, ~LL_RW_OWN_G);
 			if (rc) {
-				wlock_give(l);
+				ll_futex_unlock(&l->wmx);
 				return rc;
 			}
 		}
@@ -467,7 +416,7 @@ static int wr(ll_rw_own_t *l, const struct timespec *dl, int try)
 	return 0;
 give_up:
 	release_p(l);
-	wlock_give(l);
+	ll_futex_unlock(&l->wmx);
 	return rc;
 }
 
@@ -512,7 +461,7 @@ static inline int unlock(ll_rw_own_t *l)
 	if (!(v & LL_RW_OWN_P))
 		return EPERM;
 	release_p(l);
-	wlock_give(l);
+	ll_futex_unlock(&l->wmx);
 	return 0;
 }
 
@@ -548,7 +497,7 @@ static int op_unlock(void *s) { return unlock(s); }
 const struct ll_rwlock_ops ll_rw_own_ops = {
 	.name = "ll",
 	.summary = "per-thread reader slots while no writer (BRAVO bias), writer-first futex "
-		   "rwlock underneath, 40 bytes",
+		   "rwlock underneath, 48 bytes",
 	.flags = LL_ALGO_PARKS,
 	.knobs = knobs, .nknobs = LL_COUNT(knobs),
 	.config_size = sizeof(struct ll_rw_own_config),
