@@ -12,7 +12,8 @@
  * allocates its event like InnoDB's os_event_create).  Code that fixes the
  * algorithm can use the direct types instead (locklab/futex.h, ttas.h, ...),
  * whose uncontended paths inline.  locklab/monitor.h: statistics, names,
- * waiters, dumps and a watchdog for these locks.
+ * waiters, dumps and a watchdog for these locks.  locklab/rwlock.h: the
+ * read-write locks, chosen the same way (ll_rwlock_t).
  */
 #ifndef LOCKLAB_H
 #define LOCKLAB_H
@@ -26,6 +27,7 @@
 
 #include "locklab/monitor.h"
 #include "locklab/ops.h"
+#include "locklab/rwlock.h"
 #include "locklab/spin.h"
 
 #ifdef __cplusplus

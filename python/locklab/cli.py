@@ -35,7 +35,8 @@ class Parser(argparse.ArgumentParser):
 
 
 def cmd_list(args: argparse.Namespace) -> int:
-    algos = native.algorithms(args.name, args.lock_opts, unbuilt=True)
+    kind = "rwlock" if args.rwlock else ("all" if not args.name else "mutex")
+    algos = native.algorithms(args.name, args.lock_opts, unbuilt=True, kind=kind)
     if args.json:
         json.dump(algos, sys.stdout, indent=2)
         sys.stdout.write("\n")
@@ -45,8 +46,10 @@ def cmd_list(args: argparse.Namespace) -> int:
         if not a.get("built", True):
             unbuilt.setdefault(a["note"], []).append(a["name"])
             continue
-        kind = "parks" if a["parks"] else ("spins, FIFO" if a["fifo"] else "spins")
-        print(f"{a['name']:<18} {a['summary']} [{kind}]")
+        how = "parks" if a["parks"] else ("spins, FIFO" if a["fifo"] else "spins")
+        if a.get("kind") == "rwlock":
+            how = f"rwlock, {how}"
+        print(f"{a['name']:<18} {a['summary']} [{how}]")
         for k in a["knobs"]:
             shown = f"{k['name']}={k['value']}"
             print(f"    {shown:<28} {k['help']}")
@@ -142,10 +145,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--version", action="version", version=f"locklab {__version__}")
     sub = p.add_subparsers(dest="command", required=True)
 
-    ls = sub.add_parser("list", help="algorithms, their knobs and defaults")
+    ls = sub.add_parser("list", help="algorithms (mutexes, then rwlocks), their knobs and defaults")
     ls.add_argument("name", nargs="?", help="one algorithm only")
     ls.add_argument("--lock-opts", help="K=V,... to check and show applied")
     ls.add_argument("--json", action="store_true", help="machine-readable output")
+    ls.add_argument("--rwlock", action="store_true",
+                    help="read-write locks only; NAME is an rwlock's (pthread and ll are both)")
     ls.set_defaults(func=cmd_list)
 
     for name, text in PASSTHROUGH.items():

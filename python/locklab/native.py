@@ -64,16 +64,22 @@ def passthrough(args: list[str]) -> int:
 
 
 def algorithms(name: str | None = None, lock_opts: str | None = None,
-               unbuilt: bool = False) -> list[dict]:
-    """Every runnable algorithm (or one, with its options applied) as dicts.
+               unbuilt: bool = False, kind: str = "mutex") -> list[dict]:
+    """Every runnable algorithm of KIND (or one, with its options applied) as dicts.
 
-    With UNBUILT, the peer locks this build left out follow, as
+    KIND: "mutex", "rwlock" (locklab/rwlock.h), or "all" (mutexes, then rwlocks;
+    a NAME then names a mutex).  Each dict's "kind" says which.  With UNBUILT, the
+    peer locks this build left out follow the mutexes, as
     {"name", "built": False, "summary": "not built: why", "note": why, "knobs": []}.
     """
     args = ["list", "--json"]
+    if kind == "rwlock":
+        args.append("--rwlock")
     if name:
         args.append(name)
     if lock_opts:
         args += ["--lock-opts", lock_opts]
     algos = json.loads(run_bench(args))
+    if kind != "all":
+        algos = [a for a in algos if a.get("kind", "mutex") == kind]
     return algos if unbuilt else [a for a in algos if a.get("built", True)]

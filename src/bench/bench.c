@@ -54,9 +54,8 @@ struct worker {
 
 struct config {
 	const char *lock, *lock_opts;
-	int64_t threads, mutexes, hold_ns, outside_ns, iterations, sample_every;
-	double duration_s, warmup_s;
-	int json;
+	int64_t mutexes;
+	struct run_opts r;      /* threads, work, the run's length (options.h) */
 	int instrument, dump;   /* dump: -1, LL_DUMP_TEXT or LL_DUMP_JSON */
 };
 
@@ -110,33 +109,26 @@ static void usage(FILE *f)
 static int parse_args(int argc, char **argv, struct config *c)
 {
 	static const struct option opts[] = {
+		RUN_OPTIONS,
 		{ "lock", required_argument, 0, 'l' },      { "lock-opts", required_argument, 0, 'o' },
-		{ "threads", required_argument, 0, 't' },   { "mutexes", required_argument, 0, 'm' },
-		{ "hold-ns", required_argument, 0, 'H' },   { "outside-ns", required_argument, 0, 'O' },
-		{ "duration", required_argument, 0, 'd' },  { "iterations", required_argument, 0, 'i' },
-		{ "warmup", required_argument, 0, 'w' },    { "sample-every", required_argument, 0, 's' },
-		{ "json", no_argument, 0, 'j' },            { "help", no_argument, 0, 'h' },
+		{ "mutexes", required_argument, 0, 'm' },   { "help", no_argument, 0, 'h' },
 		{ "instrument", no_argument, 0, 'I' },      { "dump", required_argument, 0, 'D' },
 		{ 0, 0, 0, 0 },
 	};
-	int have_threads = 0, have_mutexes = 0, have_hold = 0, rc = 0, ch;
+	int have_mutexes = 0, rc = 0, ch;
 
-	*c = (struct config){ .sample_every = 16, .warmup_s = 0.2, .dump = -1 };
+	*c = (struct config){ .dump = -1 };
+	run_opts_defaults(&c->r);
 	opterr = 0;
 	optind = 1;
 	while (!rc && (ch = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		if ((rc = parse_run_option(ch, optarg, &c->r)) >= 0)
+			continue;
+		rc = 0;
 		switch (ch) {
 		case 'l': c->lock = optarg; break;
 		case 'o': c->lock_opts = optarg; break;
-		case 't': have_threads = 1; rc = parse_i64("--threads", optarg, 1, 100000, &c->threads); break;
 		case 'm': have_mutexes = 1; rc = parse_i64("--mutexes", optarg, 1, 100000, &c->mutexes); break;
-		case 'H': have_hold = 1; rc = parse_i64("--hold-ns", optarg, 0, 1000000000, &c->hold_ns); break;
-		case 'O': rc = parse_i64("--outside-ns", optarg, 0, 1000000000, &c->outside_ns); break;
-		case 'd': rc = parse_seconds("--duration", optarg, 0.001, &c->duration_s); break;
-		case 'i': rc = parse_i64("--iterations", optarg, 1, INT64_MAX / 2, &c->iterations); break;
-		case 'w': rc = parse_seconds("--warmup", optarg, 0, &c->warmup_s); break;
-		case 's': rc = parse_i64("--sample-every", optarg, 1, 1 << 20, &c->sample_every); break;
-		case 'j': c->json = 1; break;
 		case 'I': c->instrument = 1; break;
 		case 'D':
 			if (strcmp(optarg, "text") && strcmp(optarg, "json"))
@@ -152,14 +144,9 @@ static int parse_args(int argc, char **argv, struct config *c)
 		return rc;
 	if (optind < argc)
 		return usage_error("bench: unexpected argument '%s'", argv[optind]);
-	if (!c->lock || !have_threads || !have_mutexes || !have_hold)
+	if (!c->lock || !c->r.have_threads || !have_mutexes || !c->r.have_hold)
 		return usage_error("bench: --lock, --threads, --mutexes and --hold-ns are required");
-	if ((c->duration_s > 0) == (c->iterations > 0))
-		return usage_error("bench: give exactly one of --duration and --iterations");
-	if (c->sample_every & (c->sample_every - 1))
-		return usage_error("bench: --sample-every wants a power of two, got %" PRId64,
-				   c->sample_every);
-	return 0;
+	return check_run_opts(&c->r);
 }
 
 struct result {
@@ -180,7 +167,7 @@ static void summarise(const struct config *c, struct worker *w, struct slot *slo
 	uint64_t *hist = calloc(HIST_BUCKETS, sizeof(uint64_t));
 
 	r->min_thread_iters = UINT64_MAX;
-	for (int64_t i = 0; i < c->threads; i++) {
+	for (int64_t i = 0; i < c->r.threads; i++) {
 		uint64_t n = w[i].window_iters;
 		r->iterations += n;
 		sum += (double)n;
@@ -196,13 +183,13 @@ static void summarise(const struct config *c, struct worker *w, struct slot *slo
 			r->wait_max = w[i].wait_max;
 	}
 	/* Jain's index: 1 when every thread did the same, 1/N when one did all. */
-	r->jain = sum_sq > 0 ? sum * sum / ((double)c->threads * sum_sq) : 0;
+	r->jain = sum_sq > 0 ? sum * sum / ((double)c->r.threads * sum_sq) : 0;
 
 	/* Every iteration of every thread, warm-up included, went through one counter. */
 	r->mutex_ok = 1;
 	for (int64_t m = 0; m < c->mutexes; m++) {
 		uint64_t expect = 0;
-		for (int64_t i = m; i < c->threads; i += c->mutexes)
+		for (int64_t i = m; i < c->r.threads; i += c->mutexes)
 			expect += atomic_load(&w[i].iters);
 		r->mutex_ok &= slot_ok("", m, &slots[m], r->drained, expect);
 	}
@@ -261,12 +248,12 @@ static void print_json(const struct config *c, const struct result *r)
 	       ",\"wait_ns_p999\":%" PRIu64 ",\"wait_ns_max\":%" PRIu64 ",\"wait_samples\":%" PRIu64
 	       ",\"sample_every\":%" PRId64 ",\"mutex_ok\":%s,\"drained\":%s,\"calib_error_pct\":%.2f"
 	       ",\"calib_ns_per_loop\":%.4f,\"pause_ns\":%.2f,\"version\":\"%s\"",
-	       c->threads, c->mutexes, c->hold_ns, c->outside_ns,
-	       c->iterations ? "iterations" : "duration", c->iterations ? 0 : c->warmup_s,
+	       c->r.threads, c->mutexes, c->r.hold_ns, c->r.outside_ns,
+	       c->r.iterations ? "iterations" : "duration", c->r.iterations ? 0 : c->r.warmup_s,
 	       r->duration_s, r->iterations, r->ns_per_iter, r->ops_per_sec, r->cpu_user_pct,
 	       r->cpu_sys_pct, r->cpu_idle_pct, r->cs_per_sec, r->vcsw, r->ivcsw,
 	       r->cpu_ns_per_iter, r->jain, r->min_thread_iters, r->max_thread_iters, r->wait_p50,
-	       r->wait_p99, r->wait_p999, r->wait_max, r->wait_samples, c->sample_every,
+	       r->wait_p99, r->wait_p999, r->wait_max, r->wait_samples, c->r.sample_every,
 	       r->mutex_ok ? "true" : "false", r->drained ? "true" : "false", r->calib_error_pct, work_calibrate(),
 	       ll_spin_ns(LL_SPIN_PAUSE), LL_VERSION);
 	printf(",\"instrument\":%s", r->instrumented ? "true" : "false");
@@ -284,8 +271,8 @@ static void print_text(const struct config *c, const struct result *r)
 	       " outside_ns=%" PRId64 ": %.1f ns/iter, %.0f ops/s, us/sy/id %.0f/%.0f/%.0f,"
 	       " %.0f cs/s, %.0f cpu-ns/iter, jain %.3f, wait p50/p99/max %" PRIu64 "/%" PRIu64
 	       "/%" PRIu64 " ns, mutex %s\n",
-	       c->lock, c->lock_opts ? " " : "", c->lock_opts ? c->lock_opts : "", c->threads,
-	       c->mutexes, c->hold_ns, c->outside_ns, r->ns_per_iter, r->ops_per_sec,
+	       c->lock, c->lock_opts ? " " : "", c->lock_opts ? c->lock_opts : "", c->r.threads,
+	       c->mutexes, c->r.hold_ns, c->r.outside_ns, r->ns_per_iter, r->ops_per_sec,
 	       r->cpu_user_pct, r->cpu_sys_pct, r->cpu_idle_pct, r->cs_per_sec,
 	       r->cpu_ns_per_iter, r->jain, r->wait_p50, r->wait_p99, r->wait_max,
 	       r->mutex_ok ? "ok" : "VIOLATED");
@@ -305,12 +292,12 @@ int cmd_bench(int argc, char **argv)
 		return rc;
 
 	struct slot *slots = aligned_alloc(64, sizeof(struct slot) * (size_t)c.mutexes);
-	struct worker *w = aligned_alloc(64, sizeof(struct worker) * (size_t)c.threads);
-	pthread_t *tids = calloc((size_t)c.threads, sizeof(pthread_t));
+	struct worker *w = aligned_alloc(64, sizeof(struct worker) * (size_t)c.r.threads);
+	pthread_t *tids = calloc((size_t)c.r.threads, sizeof(pthread_t));
 	if (!slots || !w || !tids)
-		return usage_error("bench: out of memory for %" PRId64 " threads", c.threads);
+		return usage_error("bench: out of memory for %" PRId64 " threads", c.r.threads);
 	memset(slots, 0, sizeof(struct slot) * (size_t)c.mutexes);
-	memset(w, 0, sizeof(struct worker) * (size_t)c.threads);
+	memset(w, 0, sizeof(struct worker) * (size_t)c.r.threads);
 	if (c.instrument && !ll_monitor_available())
 		return usage_error("bench: --instrument: the library was built without the monitor "
 				   "(LL_MONITOR=OFF)");
@@ -333,60 +320,60 @@ int cmd_bench(int argc, char **argv)
 	 * three times, when it is off by more than 5%.
 	 */
 	for (int tries = 0;; tries++) {
-		r.calib_error_pct = work_calibration_error_pct(c.hold_ns > 0 ? c.hold_ns : 1000);
+		r.calib_error_pct = work_calibration_error_pct(c.r.hold_ns > 0 ? c.r.hold_ns : 1000);
 		if (fabs(r.calib_error_pct) <= 5.0 || tries == 3)
 			break;
 		work_recalibrate();
 	}
-	if (!c.json)
+	if (!c.r.json)
 		fprintf(stderr, "work loop: %.3f ns/loop, calibration error %+.1f%% at %" PRId64 " ns\n",
-			work_calibrate(), r.calib_error_pct, c.hold_ns > 0 ? c.hold_ns : 1000);
+			work_calibrate(), r.calib_error_pct, c.r.hold_ns > 0 ? c.r.hold_ns : 1000);
 
-	run.hold_loops = work_loops_for_ns(c.hold_ns);
-	run.outside_loops = work_loops_for_ns(c.outside_ns);
-	run.iterations = (uint64_t)c.iterations;
-	run.sample_mask = (uint64_t)c.sample_every - 1;
-	atomic_store(&run.phase, c.iterations ? MEASURE : WARMUP);
-	pthread_barrier_init(&run.start, NULL, (unsigned)c.threads + 1);
+	run.hold_loops = work_loops_for_ns(c.r.hold_ns);
+	run.outside_loops = work_loops_for_ns(c.r.outside_ns);
+	run.iterations = (uint64_t)c.r.iterations;
+	run.sample_mask = (uint64_t)c.r.sample_every - 1;
+	atomic_store(&run.phase, c.r.iterations ? MEASURE : WARMUP);
+	pthread_barrier_init(&run.start, NULL, (unsigned)c.r.threads + 1);
 
-	for (int64_t i = 0; i < c.threads; i++)
+	for (int64_t i = 0; i < c.r.threads; i++)
 		w[i].slot = &slots[i % c.mutexes];
-	start_threads(tids, c.threads, worker_main, w, sizeof(*w), "thread");
+	start_threads(tids, c.r.threads, worker_main, w, sizeof(*w), "thread");
 
 	struct snapshot a, b;
-	uint64_t *start_iters = calloc((size_t)c.threads, sizeof(uint64_t));
-	if (c.iterations) {
+	uint64_t *start_iters = calloc((size_t)c.r.threads, sizeof(uint64_t));
+	if (c.r.iterations) {
 		/* Before the release: workers run the moment main reaches the barrier. */
 		take_snapshot(&a);
 		pthread_barrier_wait(&run.start);
-		for (int64_t i = 0; i < c.threads; i++)
+		for (int64_t i = 0; i < c.r.threads; i++)
 			pthread_join(tids[i], NULL);
 		take_snapshot(&b);
 	} else {
 		pthread_barrier_wait(&run.start);
-		sleep_seconds(c.warmup_s);
+		sleep_seconds(c.r.warmup_s);
 		take_snapshot(&a);
-		for (int64_t i = 0; i < c.threads; i++)
+		for (int64_t i = 0; i < c.r.threads; i++)
 			start_iters[i] = atomic_load_explicit(&w[i].iters, memory_order_relaxed);
 		atomic_store(&run.phase, MEASURE);
-		sleep_seconds(c.duration_s);
-		for (int64_t i = 0; i < c.threads; i++)
+		sleep_seconds(c.r.duration_s);
+		for (int64_t i = 0; i < c.r.threads; i++)
 			w[i].window_iters = atomic_load_explicit(&w[i].iters, memory_order_relaxed) -
 					    start_iters[i];
 		take_snapshot(&b);
 		atomic_store(&run.phase, STOP);
-		r.drained = join_until(tids, c.threads, 1.0 + c.duration_s);
+		r.drained = join_until(tids, c.r.threads, 1.0 + c.r.duration_s);
 	}
-	if (c.iterations) {
+	if (c.r.iterations) {
 		r.drained = 1;
-		for (int64_t i = 0; i < c.threads; i++)
+		for (int64_t i = 0; i < c.r.threads; i++)
 			w[i].window_iters = atomic_load(&w[i].iters);
 	}
 
 	summarise(&c, w, slots, &a, &b, &r);
 	if (c.dump >= 0)
 		ll_monitor_dump(stderr, (enum ll_dump_format)c.dump);
-	if (c.json)
+	if (c.r.json)
 		print_json(&c, &r);
 	else
 		print_text(&c, &r);

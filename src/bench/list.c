@@ -3,7 +3,11 @@
  * with defaults; with NAME and --lock-opts, the values those options give
  * (the way to check an option string before a sweep uses it).
  *
- * Peer locks this build left out (peers.c) follow the rest: in text, one line
+ * The rwlocks (locklab/rwlock.h) follow the mutexes, "[rwlock, ...]" in
+ * text and "kind": "rwlock" in JSON (mutexes: "kind": "mutex"); --rwlock
+ * lists only them, and with NAME names an rwlock rather than a mutex.
+ *
+ * Peer locks this build left out (peers.c) follow the mutexes: in text, one line
  * per reason, "not built: ck-mcs, ck-ticket, ck-fas (why)"; in JSON, entries
  * {"name", "built": false, "summary": "not built: why", "note": why,
  * "knobs": []} after the runnable ones, which carry "built": true.
@@ -16,20 +20,54 @@
 #include "json.h"
 #include "locks.h"
 
-static const char *flag_text(unsigned flags)
+/* One lock of either table as list shows it: kind "mutex" or "rwlock". */
+struct entry {
+	const char *kind, *name, *summary;
+	unsigned flags;
+	const struct ll_knob *knobs;
+	size_t nknobs, config_size;
+};
+
+static struct entry mutex_entry(const struct ll_lock_ops *ops)
 {
-	if (flags & LL_ALGO_FIFO)
-		return "spins, FIFO";
-	return flags & LL_ALGO_PARKS ? "parks" : "spins";
+	return (struct entry){ "mutex", ops->name, ops->summary, ops->flags, ops->knobs,
+			       ops->nknobs, ops->config_size };
 }
 
-static void print_text(const struct ll_lock_ops *ops, const void *config)
+static struct entry rwlock_entry(const struct ll_rwlock_ops *ops)
+{
+	return (struct entry){ "rwlock", ops->name, ops->summary, ops->flags, ops->knobs,
+			       ops->nknobs, ops->config_size };
+}
+
+/* The entry's defaults with opts applied: 0, or EXIT_USAGE after the one-line error. */
+static int entry_config(const struct entry *e, const char *opts, int64_t *config)
+{
+	struct ll_error err;
+	ll_knobs_defaults(e->knobs, e->nknobs, config, e->config_size);
+	if (ll_knobs_parse(strcmp(e->kind, "rwlock") ? "lock" : "rwlock", e->name, e->knobs,
+			   e->nknobs, opts, config, &err))
+		return usage_error("%s", err.msg);
+	return 0;
+}
+
+static const char *flag_text(const struct entry *e)
+{
+	int rw = !strcmp(e->kind, "rwlock");
+	if (e->flags & LL_ALGO_FIFO)
+		return rw ? "rwlock, spins, FIFO" : "spins, FIFO";
+	if (e->flags & LL_ALGO_PARKS)
+		return rw ? "rwlock, parks" : "parks";
+	return rw ? "rwlock, spins" : "spins";
+}
+
+static void print_text(const struct entry *e, const void *config)
 {
 	char val[64];
 
-	printf("%-18s %s [%s]\n", ops->name, ops->summary, flag_text(ops->flags));
-	for (size_t k = 0; k < ops->nknobs; k++) {
-		const struct ll_knob *kn = &ops->knobs[k];
+	printf("%-18s %s [%s]\n", e->name, e->summary, flag_text(e));
+	for (size_t k = 0; k < e->nknobs; k++) {
+		const struct ll_knob *kn = &e->knobs[k];
 		char arg[96];
 		ll_config_format(kn, config, val, sizeof(val));
 		snprintf(arg, sizeof(arg), "%s=%s", kn->name, val);
@@ -37,20 +75,22 @@ static void print_text(const struct ll_lock_ops *ops, const void *config)
 	}
 }
 
-static void print_json(const struct ll_lock_ops *ops, const void *config)
+static void print_json(const struct entry *e, const void *config)
 {
 	char val[64];
 	int64_t defaults[LL_CONFIG_MAX];
 
-	ll_config_defaults(ops, defaults);
+	ll_knobs_defaults(e->knobs, e->nknobs, defaults, e->config_size);
 	fputs("{\"name\":", stdout);
-	json_string(stdout, ops->name);
+	json_string(stdout, e->name);
+	fputs(",\"kind\":", stdout);
+	json_string(stdout, e->kind);
 	fputs(",\"built\":true,\"summary\":", stdout);
-	json_string(stdout, ops->summary);
-	printf(",\"parks\":%s,\"fifo\":%s,\"knobs\":[", ops->flags & LL_ALGO_PARKS ? "true" : "false",
-	       ops->flags & LL_ALGO_FIFO ? "true" : "false");
-	for (size_t k = 0; k < ops->nknobs; k++) {
-		const struct ll_knob *kn = &ops->knobs[k];
+	json_string(stdout, e->summary);
+	printf(",\"parks\":%s,\"fifo\":%s,\"knobs\":[", e->flags & LL_ALGO_PARKS ? "true" : "false",
+	       e->flags & LL_ALGO_FIFO ? "true" : "false");
+	for (size_t k = 0; k < e->nknobs; k++) {
+		const struct ll_knob *kn = &e->knobs[k];
 		fputs(k ? ",{\"name\":" : "{\"name\":", stdout);
 		json_string(stdout, kn->name);
 		fputs(",\"help\":", stdout);
@@ -110,14 +150,34 @@ static void print_unbuilt_json(int first)
 	}
 }
 
+/* Print one entry (its config checked first); 0 or EXIT_USAGE. */
+static int show(const struct entry *e, const char *opts, int json, int *first)
+{
+	int64_t config[LL_CONFIG_MAX];
+	int rc = entry_config(e, opts, config);
+	if (rc)
+		return rc;
+	if (json) {
+		if (!*first)
+			fputs(",\n", stdout);
+		print_json(e, config);
+	} else {
+		print_text(e, config);
+	}
+	*first = 0;
+	return 0;
+}
+
 int cmd_list(int argc, char **argv)
 {
 	const char *name = NULL, *opts = NULL;
-	int json = 0;
+	int json = 0, rwlocks_only = 0;
 
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--json"))
 			json = 1;
+		else if (!strcmp(argv[i], "--rwlock"))
+			rwlocks_only = 1;
 		else if (!strcmp(argv[i], "--lock-opts") && i + 1 < argc)
 			opts = argv[++i];
 		else if (!strncmp(argv[i], "--lock-opts=", 12))
@@ -130,37 +190,43 @@ int cmd_list(int argc, char **argv)
 	if (opts && !name)
 		return usage_error("list: --lock-opts needs a lock name");
 
+	/* One name: a mutex's, or with --rwlock an rwlock's (pthread and ll are both). */
 	struct ll_error err;
-	int64_t config[LL_CONFIG_MAX];
-	size_t first = 0, last = bench_lock_count();
-	if (name) {
+	struct entry one;
+	if (name && rwlocks_only) {
+		const struct ll_rwlock_ops *ops = ll_rwlock_algo_find(name, &err);
+		if (!ops)
+			return usage_error("%s", err.msg);
+		one = rwlock_entry(ops);
+	} else if (name) {
 		const struct ll_lock_ops *ops = bench_lock_find(name, &err);
 		if (!ops)
 			return usage_error("%s", err.msg);
-		while (bench_lock_at(first) != ops)
-			first++;
-		last = first + 1;
+		one = mutex_entry(ops);
 	}
 
+	int first = 1, rc = 0;
 	if (json)
 		fputs("[", stdout);
-	for (size_t i = first; i < last; i++) {
-		const struct ll_lock_ops *ops = bench_lock_at(i);
-		ll_config_defaults(ops, config);
-		if (ll_config_parse(ops, opts, config, &err))
-			return usage_error("%s", err.msg);
-		if (json) {
-			if (i != first)
-				fputs(",\n", stdout);
-			print_json(ops, config);
-		} else {
-			print_text(ops, config);
+	if (name) {
+		rc = show(&one, opts, json, &first);
+	} else {
+		for (size_t i = 0; !rwlocks_only && !rc && i < bench_lock_count(); i++) {
+			struct entry e = mutex_entry(bench_lock_at(i));
+			rc = show(&e, NULL, json, &first);
+		}
+		if (!rwlocks_only && json)
+			print_unbuilt_json(first);
+		else if (!rwlocks_only)
+			print_unbuilt_text();
+		first = first && !(json && !rwlocks_only && bench_unbuilt_lock_count);
+		for (size_t i = 0; !rc && i < ll_rwlock_algo_count(); i++) {
+			struct entry e = rwlock_entry(ll_rwlock_algo_at(i));
+			rc = show(&e, NULL, json, &first);
 		}
 	}
-	if (!name && json)
-		print_unbuilt_json(first == last);
-	else if (!name)
-		print_unbuilt_text();
+	if (rc)
+		return rc;
 	if (json)
 		fputs("]\n", stdout);
 	return 0;

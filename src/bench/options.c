@@ -3,6 +3,7 @@
  * one-line error for a bad one (options.h).
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -43,5 +44,39 @@ int parse_seconds(const char *opt, const char *s, double min, double *out)
 	if (errno || end == s || *end || !(v >= min) || v > MAX_SECONDS)
 		return usage_error("%s wants seconds in [%g, %d], got '%s'", opt, min, MAX_SECONDS, s);
 	*out = v;
+	return 0;
+}
+
+void run_opts_defaults(struct run_opts *o)
+{
+	*o = (struct run_opts){ .sample_every = 16, .warmup_s = 0.2 };
+}
+
+int parse_run_option(int ch, const char *arg, struct run_opts *o)
+{
+	switch (ch) {
+	case 't':
+		o->have_threads = 1;
+		return parse_i64("--threads", arg, 1, 100000, &o->threads);
+	case 'H':
+		o->have_hold = 1;
+		return parse_i64("--hold-ns", arg, 0, 1000000000, &o->hold_ns);
+	case 'O': return parse_i64("--outside-ns", arg, 0, 1000000000, &o->outside_ns);
+	case 'd': return parse_seconds("--duration", arg, 0.001, &o->duration_s);
+	case 'i': return parse_i64("--iterations", arg, 1, INT64_MAX / 2, &o->iterations);
+	case 'w': return parse_seconds("--warmup", arg, 0, &o->warmup_s);
+	case 's': return parse_i64("--sample-every", arg, 1, 1 << 20, &o->sample_every);
+	case 'j': o->json = 1; return 0;
+	default: return -1;
+	}
+}
+
+int check_run_opts(const struct run_opts *o)
+{
+	if ((o->duration_s > 0) == (o->iterations > 0))
+		return usage_error("bench: give exactly one of --duration and --iterations");
+	if (o->sample_every & (o->sample_every - 1))
+		return usage_error("bench: --sample-every wants a power of two, got %" PRId64,
+				   o->sample_every);
 	return 0;
 }

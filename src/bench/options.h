@@ -15,6 +15,29 @@ int parse_i64(const char *opt, const char *s, int64_t min, int64_t max, int64_t 
 /* Seconds in [min, a day]: finite, no junk after the number. */
 int parse_seconds(const char *opt, const char *s, double min, double *out);
 
+/*
+ * The options the lock workloads (bench.c's mutex loop, rw.c) share: the
+ * threads, the work inside and outside, and how long the point runs.
+ * RUN_OPTIONS goes into a getopt_long table; parse_run_option takes each
+ * of its letters.
+ */
+struct run_opts {
+	int64_t threads, hold_ns, outside_ns, iterations, sample_every;
+	double duration_s, warmup_s;
+	int json, have_threads, have_hold;
+};
+#define RUN_OPTIONS                                                                            \
+	{ "threads", required_argument, 0, 't' },      { "hold-ns", required_argument, 0, 'H' },     \
+	{ "outside-ns", required_argument, 0, 'O' },   { "duration", required_argument, 0, 'd' },    \
+	{ "iterations", required_argument, 0, 'i' },   { "warmup", required_argument, 0, 'w' },      \
+	{ "sample-every", required_argument, 0, 's' }, { "json", no_argument, 0, 'j' }
+/* Defaults: sample every 16th, 0.2 s of warm-up. */
+void run_opts_defaults(struct run_opts *o);
+/* ch, a letter of RUN_OPTIONS, with its argument: 0 or EXIT_USAGE; -1 for another letter. */
+int parse_run_option(int ch, const char *arg, struct run_opts *o);
+/* After every option: exactly one of --duration and --iterations, --sample-every a power of two. */
+int check_run_opts(const struct run_opts *o);
+
 /* Print "locklab: <message>" on one line to stderr; returns EXIT_USAGE. */
 int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 

@@ -501,7 +501,8 @@ int cmd_server(int argc, char **argv)
 }
 
 /*
- * `bench` comes here first: --workload server runs the server; mutex (the
+ * `bench` comes here first: --workload server runs the server, rw the
+ * rwlock workload (rw.c); mutex (the
  * default) runs bench's own loop, without the option it does not know.
  */
 int cmd_bench_workload(int argc, char **argv)
@@ -525,9 +526,13 @@ int cmd_bench_workload(int argc, char **argv)
 			free(rest);
 			return cmd_server(argc, argv);
 		}
+		if (!strcmp(v, "rw")) {
+			free(rest);
+			return cmd_bench_rw(argc, argv);
+		}
 		if (strcmp(v, "mutex")) {
 			free(rest);
-			return usage_error("bench: unknown workload '%s' (valid: mutex, server)", v);
+			return usage_error("bench: unknown workload '%s' (valid: mutex, server, rw)", v);
 		}
 		i += skip - 1;
 	}

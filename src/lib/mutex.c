@@ -7,35 +7,18 @@
 #include <string.h>
 
 #include "locklab/locklab.h"
+#include "core/fit.h"
 #include "monitor/monitor_impl.h"
 
-/*
- * 0 when ops's state and config fit the buffers every caller gives them
- * (ll_mutex_t's state, int64_t[LL_CONFIG_MAX]) and each knob lies inside its
- * config; else EINVAL with err set, before anything is written.  The table
- * may be a caller's own (locklab.h invites it), so nothing of it is trusted.
- */
+/* 0 when ops fits ll_mutex_t's state and int64_t[LL_CONFIG_MAX]; else EINVAL with err set. */
 static int ops_fit(const struct ll_lock_ops *ops, struct ll_error *err)
 {
-	if (ops->state_size > LL_MUTEX_STATE_BYTES) {
-		ll_error_set(err, "lock '%s': state of %zu bytes is larger than LL_MUTEX_STATE_BYTES (%d)",
-			     ops->name, ops->state_size, LL_MUTEX_STATE_BYTES);
-		return EINVAL;
-	}
-	if (ops->config_size > LL_CONFIG_MAX * sizeof(int64_t)) {
-		ll_error_set(err, "lock '%s': config of %zu bytes is larger than LL_CONFIG_MAX (%d knobs, "
-			     "%zu bytes)", ops->name, ops->config_size, LL_CONFIG_MAX,
-			  LL_CONFIG_MAX * sizeof(int64_t));
-		return EINVAL;
-	}
-	for (size_t i = 0; i < ops->nknobs; i++)
-		if (ops->config_size < sizeof(int64_t) ||
-		    ops->knobs[i].offset > ops->config_size - sizeof(int64_t)) {
-			ll_error_set(err, "lock '%s': knob '%s' lies outside its %zu-byte config",
-				     ops->name, ops->knobs[i].name, ops->config_size);
-			return EINVAL;
-		}
-	return 0;
+	const struct ll_fit f = {
+		.kind = "lock", .name = ops->name, .limit_name = "LL_MUTEX_STATE_BYTES",
+		.state_size = ops->state_size, .state_limit = LL_MUTEX_STATE_BYTES,
+		.config_size = ops->config_size, .knobs = ops->knobs, .nknobs = ops->nknobs,
+	};
+	return ll_fit_check(&f, err);
 }
 
 int ll_mutex_init_config_at(ll_mutex_t *m, const struct ll_lock_ops *ops, const void *config,

@@ -38,6 +38,38 @@ def test_list_json_has_knobs_with_defaults():
     assert algos["futex"]["parks"]
 
 
+RWLOCKS = ["pthread", "ll", "partitioned"]
+
+
+def test_rwlocks_listed_after_the_mutexes():
+    """Mutexes and rwlocks share names (pthread, ll): each entry says its kind."""
+    out = locklab("list", "--json")
+    assert out.returncode == 0, out.stderr
+    algos = json.loads(out.stdout)
+    kinds = [a["kind"] for a in algos if a.get("built", True)]
+    assert kinds == sorted(kinds, key=lambda k: k == "rwlock")  # mutexes first
+    assert [a["name"] for a in algos if a.get("kind") == "rwlock"] == RWLOCKS
+    assert {a["name"] for a in algos if a.get("kind") == "mutex"} >= ALGORITHMS
+    text = locklab("list")
+    assert text.returncode == 0, text.stderr
+    tagged = [line.split()[0] for line in text.stdout.splitlines() if "[rwlock, " in line]
+    assert tagged == RWLOCKS
+
+
+def test_rwlock_by_name_with_options():
+    out = locklab("list", "--rwlock", "ll", "--lock-opts", "inhibit=3,bias=0", "--json")
+    assert out.returncode == 0, out.stderr
+    (algo,) = json.loads(out.stdout)
+    assert algo["kind"] == "rwlock"
+    values = {k["name"]: k["value"] for k in algo["knobs"]}
+    assert values == {"bias": "0", "inhibit": "3", "spin_ns": "2000"}
+    # Without --rwlock the name is the mutex's.
+    (mutex,) = json.loads(locklab("list", "ll", "--json").stdout)
+    assert mutex["kind"] == "mutex" and "handoff_ns" in {k["name"] for k in mutex["knobs"]}
+    only = json.loads(locklab("list", "--rwlock", "--json").stdout)
+    assert [a["name"] for a in only] == RWLOCKS
+
+
 def test_ll_durations_stop_at_4_s():
     """ll keeps its durations in 32-bit fields: the bounds say so, and 4 s itself is taken."""
     out = locklab("list", "ll", "--json", "--lock-opts",
@@ -78,6 +110,15 @@ def test_lock_opts_are_applied():
          "option 'rotation_ns' of lock 'll' wants an integer in [0, 4000000000]"),
         (["list", "ll", "--lock-opts", "min_turn_ns=10000000000"],
          "option 'min_turn_ns' of lock 'll' wants an integer in [0, 4000000000]"),
+        (["list", "--rwlock", "nope"],
+         "unknown rwlock 'nope' (valid: pthread, ll, partitioned)"),
+        (["list", "--rwlock", "innodb56"], "unknown rwlock 'innodb56'"),
+        (["list", "--rwlock", "ll", "--lock-opts", "bias=2"],
+         "option 'bias' of rwlock 'll' wants an integer in [0, 1], got '2'"),
+        (["list", "--rwlock", "pthread", "--lock-opts", "prefer=writer"],
+         "unknown value 'writer' for option 'prefer' of rwlock 'pthread' (valid: reader, "
+         "writer-nonrecursive)"),
+        (["list", "--rwlock", "--lock-opts", "n=3"], "--lock-opts needs a lock name"),
     ],
 )
 def test_bad_input_is_one_line_error(args, needle):

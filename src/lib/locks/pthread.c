@@ -11,6 +11,7 @@
 #define _GNU_SOURCE
 #endif
 #include "locklab/pthread.h"
+#include "core/clock.h"
 #include "locks/algo.h"
 
 int ll_pthread_init(ll_pthread_t *l, const struct ll_pthread_config *cfg)
@@ -30,12 +31,7 @@ int ll_pthread_init(ll_pthread_t *l, const struct ll_pthread_config *cfg)
 #if defined(__SANITIZE_THREAD__)
 int ll_pthread_mutex_clocklock(pthread_mutex_t *m, const struct timespec *abs_mono)
 {
-	/* The time left, moved to the realtime clock; saturated, so a far deadline stays far. */
-	uint64_t dl = ll_timespec_ns(abs_mono), now = ll_now_ns();
-	struct timespec now_rt;
-	clock_gettime(CLOCK_REALTIME, &now_rt);
-	struct timespec rt = ll_ns_timespec(ll_ns_add_sat(ll_timespec_ns(&now_rt),
-							  dl > now ? dl - now : 0));
+	struct timespec rt = ll_mono_to_realtime(abs_mono);
 	return pthread_mutex_timedlock(m, &rt);
 }
 #else

@@ -1,0 +1,69 @@
+#!/usr/bin/env python3
+"""The rwlocks against glibc's, measured in turns: docs/rwlocks.md's figures.
+
+  rw-figures.py [ROUNDS] [SECONDS]
+
+Each point (threads, read-pct, hold 0) runs every rwlock once per round, the order
+rotating from round to round, so that drift and other load fall on every lock; every
+figure is the median of the rounds (ROUNDS defaults to 3, SECONDS per run to 1), and
+each lock's ratio is taken against pthread's median of the same point.  Read-only points
+time one op in 2^20 (no clock reads in the loop to speak of); the others one in 16 of
+each class, for the writers' wait.  Run it under
+the exclusive benchmark lock: flock /tmp/locklab-bench.lock scripts/rw-figures.py
+"""
+import json
+import os
+import statistics
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+BENCH = Path(os.environ.get("LOCKLAB_NATIVE_DIR", ROOT / "build")) / "locklab-bench"
+LOCKS = ["pthread", "pthread prefer=writer-nonrecursive", "ll", "partitioned"]
+# (threads, read-pct): one reader and two, read-only (the main thread is a second
+# thread alive: glibc keeps its atomics); LOCK_grant's 99.9% at 64 and 256; 50%.
+POINTS = [(1, "100"), (2, "100"), (64, "99.9"), (256, "99.9"), (64, "50")]
+
+
+def point(lock: str, threads: int, pct: str, seconds: str) -> dict:
+    name, _, opts = lock.partition(" ")
+    cmd = [str(BENCH), "bench", "--workload", "rw", "--lock", name, "--threads", str(threads),
+           "--read-pct", pct, "--hold-ns", "0", "--duration", seconds, "--warmup", "0.3",
+           "--json", "--sample-every", "1048576" if pct == "100" else "16"]
+    if opts:
+        cmd += ["--lock-opts", opts]
+    out = subprocess.run(cmd, capture_output=True, text=True)
+    if out.returncode:
+        sys.exit((out.stderr.strip().splitlines() or [f"exit {out.returncode}"])[-1])
+    r = json.loads(out.stdout)
+    if not r["exclusion_ok"]:
+        sys.exit(f"locklab: {lock}: exclusion violated at {threads} threads, {pct}% reads")
+    return r
+
+
+def main() -> None:
+    rounds = int(sys.argv[1]) if len(sys.argv) > 1 else 3
+    seconds = sys.argv[2] if len(sys.argv) > 2 else "1"
+    for threads, pct in POINTS:
+        got = {lock: [] for lock in LOCKS}
+        for r in range(rounds):
+            order = LOCKS[r % len(LOCKS):] + LOCKS[:r % len(LOCKS)]
+            for lock in order:
+                got[lock].append(point(lock, threads, pct, seconds))
+        base = statistics.median(p["ops_per_sec"] for p in got["pthread"])
+        print(f"\n{threads} threads, {pct}% reads, hold 0 (median of {rounds})")
+        print(f"  {'rwlock':36s} {'ns/op':>8s} {'Mops/s':>8s} {'x pthread':>9s} "
+              f"{'write wait p99/max us':>22s}")
+        for lock in LOCKS:
+            ps = got[lock]
+            ops = statistics.median(p["ops_per_sec"] for p in ps)
+            ns = statistics.median(p["ns_per_op"] for p in ps)
+            p99 = statistics.median(p["write_wait_ns_p99"] for p in ps) / 1e3
+            mx = statistics.median(p["write_wait_ns_max"] for p in ps) / 1e3
+            writes = f"{p99:9.1f} / {mx:9.1f}" if any(p["write_ops"] for p in ps) else ""
+            print(f"  {lock:36s} {ns:8.1f} {ops / 1e6:8.2f} {ops / base:9.2f} {writes:>22s}")
+
+
+if __name__ == "__main__":
+    main()

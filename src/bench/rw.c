@@ -1,0 +1,371 @@
+/*
+ * rw.c: `locklab-bench bench --workload rw`: N threads on one rwlock
+ * (locklab/rwlock.h).  Each iteration reads with probability read-pct,
+ * else writes: lock, work hold_ns inside, unlock, work outside_ns.  Timing
+ * as `bench` does (start barrier, warm-up, a window of --duration, or
+ * --iterations per thread), with /proc/stat and rusage around the window.
+ *
+ * Per class: operations, the mean ns of a sampled lock+hold+unlock, the
+ * wait to acquire (p50/p99/max of every sample_every-th op of that class, a
+ * log-linear histogram), Jain's index over the threads' counts.
+ *
+ * The exclusion check writes nothing shared on the read side (a shared
+ * write would be the cost the rwlocks are measured without): a writer
+ * bumps `begin` on entry and `end` before it leaves; a reader sees begin ==
+ * end on entry (no writer inside) and the same begin on leaving (none came
+ * in).  Writers check an `inside` flag, and when every thread has exited,
+ * end must equal the writes the threads made.
+ */
+#include <getopt.h>
+#include <inttypes.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdalign.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "json.h"
+#include "locklab/locklab.h"
+#include "measure.h"
+#include "options.h"
+#include "work.h"
+
+enum phase { WARMUP, MEASURE, STOP };
+enum { RD, WR };
+static const char *const class_name[] = { "read", "write" };
+
+struct rw_worker {
+	/* Operations by class: written by the worker, read by main at the window's ends. */
+	alignas(64) atomic_uint_fast64_t ops[2];
+	uint64_t window_ops[2], start_ops[2];
+	uint64_t samples[2], sampled_ns[2], wait_max[2];
+	uint64_t violations;
+	uint64_t rng;
+	uint64_t hist[2][HIST_BUCKETS];
+};
+
+struct rw_config {
+	const char *lock, *lock_opts;
+	double read_pct;
+	struct run_opts r;
+};
+
+static struct {
+	alignas(64) ll_rwlock_t rw;
+	/* Guarded by rw, apart from the lock: written by writers only. */
+	alignas(64) atomic_uint_fast64_t begin, end;
+	int inside;
+	alignas(64) atomic_int phase;
+	uint64_t hold_loops, outside_loops, iterations, sample_mask, read_below;
+	pthread_barrier_t start;
+} g;
+
+static inline uint64_t next_rand(uint64_t *s)
+{
+	uint64_t x = *s;
+	x ^= x << 13;
+	x ^= x >> 7;
+	x ^= x << 17;
+	return *s = x;
+}
+
+static void *rw_main(void *p)
+{
+	struct rw_worker *w = p;
+	const uint64_t hold = g.hold_loops, outside = g.outside_loops, mask = g.sample_mask;
+
+	pthread_barrier_wait(&g.start);
+	for (uint64_t i = 0;; i++) {
+		int phase = atomic_load_explicit(&g.phase, memory_order_relaxed);
+		if (g.iterations ? i == g.iterations : phase == STOP)
+			break;
+		int c = (next_rand(&w->rng) >> 32) < g.read_below ? RD : WR;
+		uint64_t n = atomic_load_explicit(&w->ops[c], memory_order_relaxed);
+		int sample = phase == MEASURE && (n & mask) == 0;
+		uint64_t t0 = sample ? ll_now_ns() : 0, t1 = 0;
+		if (c == RD) {
+			ll_rwlock_rdlock(&g.rw);
+			if (sample)
+				t1 = ll_now_ns();
+			uint64_t b = atomic_load_explicit(&g.begin, memory_order_relaxed);
+			if (b != atomic_load_explicit(&g.end, memory_order_relaxed))
+				w->violations++;
+			work_loops(hold);
+			if (atomic_load_explicit(&g.begin, memory_order_relaxed) != b)
+				w->violations++;
+		} else {
+			ll_rwlock_wrlock(&g.rw);
+			if (sample)
+				t1 = ll_now_ns();
+			uint64_t b = atomic_load_explicit(&g.begin, memory_order_relaxed);
+			atomic_store_explicit(&g.begin, b + 1, memory_order_relaxed);
+			if (g.inside)
+				w->violations++;
+			g.inside = 1;
+			work_loops(hold);
+			g.inside = 0;
+			atomic_store_explicit(&g.end, b + 1, memory_order_relaxed);
+		}
+		ll_rwlock_unlock(&g.rw);
+		if (sample) {
+			uint64_t t2 = ll_now_ns(), wait = t1 - t0;
+			w->hist[c][hist_bucket(wait)]++;
+			w->samples[c]++;
+			w->sampled_ns[c] += t2 - t0;
+			if (wait > w->wait_max[c])
+				w->wait_max[c] = wait;
+		}
+		atomic_store_explicit(&w->ops[c], n + 1, memory_order_relaxed);
+		work_loops(outside);
+	}
+	return NULL;
+}
+
+static void usage(FILE *f)
+{
+	fputs("usage: locklab-bench bench --workload rw --lock RWLOCK [--lock-opts K=V,...]\n"
+	      "         --threads N --read-pct P --hold-ns H [--outside-ns O]\n"
+	      "         (--duration S | --iterations J) [--warmup S] [--sample-every K] [--json]\n"
+	      "  RWLOCK: a name of `locklab-bench list --rwlock`; P: percent of reads, 0..100\n", f);
+}
+
+static int parse_pct(const char *s, double *out)
+{
+	char *end;
+	double v = strtod(s, &end);
+	if (end == s || *end || !(v >= 0 && v <= 100))
+		return usage_error("--read-pct wants a percentage in [0, 100], got '%s'", s);
+	*out = v;
+	return 0;
+}
+
+static int parse_args(int argc, char **argv, struct rw_config *c)
+{
+	static const struct option opts[] = {
+		RUN_OPTIONS,
+		{ "workload", required_argument, 0, 'W' },  { "lock", required_argument, 0, 'l' },
+		{ "lock-opts", required_argument, 0, 'o' }, { "read-pct", required_argument, 0, 'r' },
+		{ "help", no_argument, 0, 'h' },            { 0, 0, 0, 0 },
+	};
+	int have_pct = 0, rc = 0, ch;
+
+	*c = (struct rw_config){ 0 };
+	run_opts_defaults(&c->r);
+	opterr = 0;
+	optind = 1;
+	while (!rc && (ch = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		if ((rc = parse_run_option(ch, optarg, &c->r)) >= 0)
+			continue;
+		rc = 0;
+		switch (ch) {
+		case 'W': break;   /* rw: how we got here */
+		case 'l': c->lock = optarg; break;
+		case 'o': c->lock_opts = optarg; break;
+		case 'r': have_pct = 1; rc = parse_pct(optarg, &c->read_pct); break;
+		case 'h': usage(stdout); exit(0);
+		default:
+			return usage_error("bench: unknown or incomplete option '%s'", argv[optind - 1]);
+		}
+	}
+	if (rc)
+		return rc;
+	if (optind < argc)
+		return usage_error("bench: unexpected argument '%s'", argv[optind]);
+	if (!c->lock || !c->r.have_threads || !have_pct || !c->r.have_hold)
+		return usage_error("bench: --workload rw needs --lock, --threads, --read-pct and "
+				   "--hold-ns");
+	return check_run_opts(&c->r);
+}
+
+struct class_result {
+	uint64_t ops, samples, wait_p50, wait_p99, wait_max;
+	double ns_per_op, jain;
+};
+
+struct rw_result {
+	double duration_s, ns_per_op, ops_per_sec, cpu_user_pct, cpu_sys_pct, cpu_idle_pct;
+	double cs_per_sec, cpu_ns_per_op;
+	struct class_result cls[2];
+	uint64_t violations;
+	int exclusion_ok, drained;
+};
+
+static void summarise_class(const struct rw_config *c, struct rw_worker *w, int k,
+			    struct class_result *r)
+{
+	double sum = 0, sum_sq = 0, ns = 0;
+	uint64_t *hist = calloc(HIST_BUCKETS, sizeof(uint64_t));
+	for (int64_t i = 0; i < c->r.threads; i++) {
+		double n = (double)w[i].window_ops[k];
+		r->ops += w[i].window_ops[k];
+		sum += n;
+		sum_sq += n * n;
+		r->samples += w[i].samples[k];
+		ns += (double)w[i].sampled_ns[k];
+		if (w[i].wait_max[k] > r->wait_max)
+			r->wait_max = w[i].wait_max[k];
+		for (unsigned b = 0; b < HIST_BUCKETS; b++)
+			hist[b] += w[i].hist[k][b];
+	}
+	r->jain = sum_sq > 0 ? sum * sum / ((double)c->r.threads * sum_sq) : 0;
+	r->ns_per_op = r->samples ? ns / (double)r->samples : 0;
+	r->wait_p50 = hist_quantile(hist, r->samples, 0.50);
+	r->wait_p99 = hist_quantile(hist, r->samples, 0.99);
+	free(hist);
+}
+
+static void summarise(const struct rw_config *c, struct rw_worker *w, const struct snapshot *a,
+		      const struct snapshot *b, struct rw_result *r)
+{
+	uint64_t writes = 0;
+	for (int k = RD; k <= WR; k++)
+		summarise_class(c, w, k, &r->cls[k]);
+	for (int64_t i = 0; i < c->r.threads; i++) {
+		r->violations += w[i].violations;
+		writes += atomic_load(&w[i].ops[WR]);
+	}
+	r->exclusion_ok = r->violations == 0;
+	if (r->violations)
+		fprintf(stderr, "locklab: rwlock exclusion violated: %" PRIu64 " sections saw a "
+			"writer beside them\n", r->violations);
+	uint64_t end = atomic_load(&g.end);
+	if (r->drained && end != writes) {
+		fprintf(stderr, "locklab: rwlock exclusion violated: %" PRIu64 " writes counted, "
+			"the threads made %" PRIu64 "\n", end, writes);
+		r->exclusion_ok = 0;
+	}
+	struct window win;
+	window_between(a, b, &win);
+	uint64_t ops = r->cls[RD].ops + r->cls[WR].ops;
+	double wall_ns = win.duration_s * 1e9;
+	r->duration_s = win.duration_s;
+	r->ns_per_op = ops ? wall_ns / (double)ops : 0;
+	r->ops_per_sec = wall_ns > 0 ? (double)ops * 1e9 / wall_ns : 0;
+	r->cpu_user_pct = win.cpu_user_pct;
+	r->cpu_sys_pct = win.cpu_sys_pct;
+	r->cpu_idle_pct = win.cpu_idle_pct;
+	r->cs_per_sec = win.cs_per_sec;
+	r->cpu_ns_per_op = ops ? win.cpu_ns / (double)ops : 0;
+}
+
+static void print_json(const struct rw_config *c, const struct rw_result *r)
+{
+	fputs("{\"workload\":\"rw\",\"lock\":", stdout);
+	json_string(stdout, c->lock);
+	fputs(",\"lock_opts\":", stdout);
+	json_string(stdout, c->lock_opts ? c->lock_opts : "");
+	printf(",\"threads\":%" PRId64 ",\"read_pct\":%g,\"hold_ns\":%" PRId64 ",\"outside_ns\":%"
+	       PRId64 ",\"mode\":\"%s\",\"duration_s\":%.6f,\"ns_per_op\":%.3f,\"ops_per_sec\":%.1f"
+	       ",\"cpu_user_pct\":%.2f,\"cpu_sys_pct\":%.2f,\"cpu_idle_pct\":%.2f,\"cs_per_sec\":%.1f"
+	       ",\"cpu_ns_per_op\":%.3f,\"sample_every\":%" PRId64,
+	       c->r.threads, c->read_pct, c->r.hold_ns, c->r.outside_ns,
+	       c->r.iterations ? "iterations" : "duration", r->duration_s, r->ns_per_op,
+	       r->ops_per_sec, r->cpu_user_pct, r->cpu_sys_pct, r->cpu_idle_pct, r->cs_per_sec,
+	       r->cpu_ns_per_op, c->r.sample_every);
+	for (int k = RD; k <= WR; k++) {
+		const struct class_result *cr = &r->cls[k];
+		const char *n = class_name[k];
+		printf(",\"%s_ops\":%" PRIu64 ",\"%s_ns_per_op\":%.3f,\"%s_wait_ns_p50\":%" PRIu64
+		       ",\"%s_wait_ns_p99\":%" PRIu64 ",\"%s_wait_ns_max\":%" PRIu64
+		       ",\"%s_samples\":%" PRIu64 ",\"%s_jain\":%.5f", n, cr->ops, n, cr->ns_per_op, n,
+		       cr->wait_p50, n, cr->wait_p99, n, cr->wait_max, n, cr->samples, n, cr->jain);
+	}
+	printf(",\"exclusion_ok\":%s,\"drained\":%s,\"version\":\"%s\"}\n",
+	       r->exclusion_ok ? "true" : "false", r->drained ? "true" : "false", LL_VERSION);
+}
+
+static void print_text(const struct rw_config *c, const struct rw_result *r)
+{
+	printf("rwlock %s%s%s threads=%" PRId64 " read_pct=%g hold_ns=%" PRId64 " outside_ns=%"
+	       PRId64 ": %.1f ns/op, %.0f ops/s, us/sy/id %.0f/%.0f/%.0f, %.0f cs/s, exclusion %s\n",
+	       c->lock, c->lock_opts ? " " : "", c->lock_opts ? c->lock_opts : "", c->r.threads,
+	       c->read_pct, c->r.hold_ns, c->r.outside_ns, r->ns_per_op, r->ops_per_sec,
+	       r->cpu_user_pct, r->cpu_sys_pct, r->cpu_idle_pct, r->cs_per_sec,
+	       r->exclusion_ok ? "ok" : "VIOLATED");
+	for (int k = RD; k <= WR; k++) {
+		const struct class_result *cr = &r->cls[k];
+		printf("  %-5s %" PRIu64 " ops, %.1f ns per sampled op, wait p50/p99/max %" PRIu64
+		       "/%" PRIu64 "/%" PRIu64 " ns, jain %.3f\n", class_name[k], cr->ops,
+		       cr->ns_per_op, cr->wait_p50, cr->wait_p99, cr->wait_max, cr->jain);
+	}
+}
+
+int cmd_bench_rw(int argc, char **argv)
+{
+	struct rw_config c;
+	struct ll_error err;
+	int rc = parse_args(argc, argv, &c);
+	if (rc)
+		return rc;
+	if (ll_rwlock_init(&g.rw, c.lock, c.lock_opts, &err))
+		return usage_error("%s", err.msg);
+	struct rw_worker *w = aligned_alloc(64, sizeof(struct rw_worker) * (size_t)c.r.threads);
+	pthread_t *tids = calloc((size_t)c.r.threads, sizeof(pthread_t));
+	if (!w || !tids)
+		return usage_error("bench: out of memory for %" PRId64 " threads", c.r.threads);
+	memset(w, 0, sizeof(struct rw_worker) * (size_t)c.r.threads);
+
+	ll_spin_calibrate();
+	work_calibrate();
+	g.hold_loops = work_loops_for_ns(c.r.hold_ns);
+	g.outside_loops = work_loops_for_ns(c.r.outside_ns);
+	g.iterations = (uint64_t)c.r.iterations;
+	g.sample_mask = (uint64_t)c.r.sample_every - 1;
+	/* A read when the top 32 bits of a draw fall below read_pct % of 2^32. */
+	g.read_below = (uint64_t)llround(c.read_pct / 100.0 * 4294967296.0);
+	atomic_store(&g.phase, c.r.iterations ? MEASURE : WARMUP);
+	pthread_barrier_init(&g.start, NULL, (unsigned)c.r.threads + 1);
+	for (int64_t i = 0; i < c.r.threads; i++)
+		w[i].rng = 0x9e3779b97f4a7c15ull * (uint64_t)(i + 1) | 1;
+	start_threads(tids, c.r.threads, rw_main, w, sizeof(*w), "thread");
+
+	struct snapshot a, b;
+	struct rw_result r = { 0 };
+	if (c.r.iterations) {
+		take_snapshot(&a);
+		pthread_barrier_wait(&g.start);
+		for (int64_t i = 0; i < c.r.threads; i++)
+			pthread_join(tids[i], NULL);
+		take_snapshot(&b);
+		r.drained = 1;
+		for (int64_t i = 0; i < c.r.threads; i++)
+			for (int k = RD; k <= WR; k++)
+				w[i].window_ops[k] = atomic_load(&w[i].ops[k]);
+	} else {
+		pthread_barrier_wait(&g.start);
+		sleep_seconds(c.r.warmup_s);
+		take_snapshot(&a);
+		for (int64_t i = 0; i < c.r.threads; i++)
+			for (int k = RD; k <= WR; k++)
+				w[i].start_ops[k] = atomic_load_explicit(&w[i].ops[k],
+									 memory_order_relaxed);
+		atomic_store(&g.phase, MEASURE);
+		sleep_seconds(c.r.duration_s);
+		for (int64_t i = 0; i < c.r.threads; i++)
+			for (int k = RD; k <= WR; k++)
+				w[i].window_ops[k] = atomic_load_explicit(&w[i].ops[k],
+									  memory_order_relaxed) -
+						     w[i].start_ops[k];
+		take_snapshot(&b);
+		atomic_store(&g.phase, STOP);
+		r.drained = join_until(tids, c.r.threads, 1.0 + c.r.duration_s);
+	}
+	summarise(&c, w, &a, &b, &r);
+	if (c.r.json)
+		print_json(&c, &r);
+	else
+		print_text(&c, &r);
+	if (!r.drained) {
+		/* Threads still wait on the lock: leave without freeing what they use. */
+		fflush(stdout);
+		_exit(r.exclusion_ok ? 0 : 1);
+	}
+	ll_rwlock_destroy(&g.rw);
+	free(tids);
+	free(w);
+	return r.exclusion_ok ? 0 : 1;
+}

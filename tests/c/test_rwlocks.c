@@ -1,0 +1,751 @@
+/*
+ * test_rwlocks.c: correctness of every rwlock through the generic API.
+ *
+ *   test_rwlocks exclusion ALGO    readers and writers: a writer never sees anyone
+ *                                  inside, readers never see a writer, counters add up
+ *   test_rwlocks try ALGO          tryrdlock / trywrlock semantics across threads
+ *   test_rwlocks timed ALGO        timed read and write waits, every representable
+ *                                  deadline, both clocks
+ *   test_rwlocks wakeup ALGO       256 threads mixing readers, writers and timed waits
+ *   test_rwlocks starvation ALGO   a writer gets in under a continuous stream of readers
+ *   test_rwlocks recursion ALGO    a reader locks again past a waiting writer; a thread
+ *                                  holds 12 locks twice each
+ *   test_rwlocks config            registry and option errors
+ *
+ * ctest runs each test for each rwlock of src/lib/rwlocks/rwlocks.def.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "harness.h"
+#include "locklab/locklab.h"
+#include "locklab/rw_own.h"
+
+static const char *algo;
+
+static void init_rw(ll_rwlock_t *rw, const char *opts)
+{
+	struct ll_error err;
+	int rc = ll_rwlock_init(rw, algo, opts, &err);
+	CHECK(rc == 0, "init %s %s: %s", algo, opts ? opts : "", err.msg);
+}
+
+/* The lock's writer-preferring setting, where a knob chooses it (glibc's kind). */
+static const char *writer_first_opts(void)
+{
+	const struct ll_rwlock_ops *ops = ll_rwlock_algo_find(algo, NULL);
+	CHECK(ops, "unknown rwlock %s", algo);
+	for (size_t k = 0; k < ops->nknobs; k++)
+		if (!strcmp(ops->knobs[k].name, "prefer"))
+			return "prefer=writer-nonrecursive";
+	return NULL;
+}
+
+static void sleep_ms(long ms)
+{
+	struct timespec ts = { .tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000 };
+	while (nanosleep(&ts, &ts))
+		;
+}
+
+/* ---- exclusion ---- */
+
+enum { EXCL_LOCKS = 2 };
+
+struct guarded {
+	ll_rwlock_t rw;
+	atomic_int readers, writers;
+	atomic_long violations;
+	/* Plain: only the lock orders it, so TSan sees a race if it fails. */
+	volatile long counter;
+};
+
+static struct guarded guarded[EXCL_LOCKS];
+
+struct excl_arg {
+	int id;
+	long iters;
+	long writes[EXCL_LOCKS], reads;
+};
+
+static void excl_write(struct guarded *g, unsigned r)
+{
+	if (atomic_fetch_add(&g->writers, 1) != 0 || atomic_load(&g->readers) != 0)
+		atomic_fetch_add(&g->violations, 1);
+	long c = g->counter;
+	for (int s = 0; s < (int)(r & 7); s++)
+		atomic_signal_fence(memory_order_seq_cst);
+	if ((r & 0x3f00) == 0)
+		sched_yield();
+	g->counter = c + 1;
+	atomic_fetch_sub(&g->writers, 1);
+}
+
+static void excl_read(struct guarded *g, unsigned r)
+{
+	atomic_fetch_add(&g->readers, 1);
+	if (atomic_load(&g->writers) != 0)
+		atomic_fetch_add(&g->violations, 1);
+	long c = g->counter;
+	for (int s = 0; s < (int)(r & 15); s++)
+		atomic_signal_fence(memory_order_seq_cst);
+	if ((r & 0x3f00) == 0)
+		sched_yield();
+	if (g->counter != c)
+		atomic_fetch_add(&g->violations, 1);
+	atomic_fetch_sub(&g->readers, 1);
+}
+
+static void *excl_main(void *p)
+{
+	struct excl_arg *a = p;
+	unsigned r = (unsigned)a->id * 2654435761u + 1;
+
+	for (long i = 0; i < a->iters; i++) {
+		r = r * 1103515245u + 12345u;
+		int k = (int)((r >> 16) % EXCL_LOCKS);
+		struct guarded *g = &guarded[k];
+		unsigned how = (r >> 8) & 15;
+		if (how < 2) {
+			/* Writers: plain, try and timed. */
+			if (how == 0 || ll_rwlock_trywrlock(&g->rw) != 0)
+				while (ll_rwlock_timedwrlock_ns(&g->rw, 50000) == ETIMEDOUT)
+					;
+			excl_write(g, r);
+			ll_rwlock_unlock(&g->rw);
+			a->writes[k]++;
+		} else {
+			if (how == 2) {
+				if (ll_rwlock_tryrdlock(&g->rw) != 0)
+					CHECK(ll_rwlock_rdlock(&g->rw) == 0, "rdlock");
+			} else if (how == 3) {
+				while (ll_rwlock_timedrdlock_ns(&g->rw, 20000) == ETIMEDOUT)
+					;
+			} else {
+				CHECK(ll_rwlock_rdlock(&g->rw) == 0, "rdlock");
+			}
+			excl_read(g, r);
+			ll_rwlock_unlock(&g->rw);
+			a->reads++;
+		}
+	}
+	return NULL;
+}
+
+static int test_exclusion(void)
+{
+	int nthreads = 4 * test_ncpu() < 8 ? 8 : 4 * test_ncpu();
+	long total = test_scaled(2000000);
+	struct excl_arg *args = calloc((size_t)nthreads, sizeof(*args));
+
+	test_watchdog("exclusion", 300);
+	for (int k = 0; k < EXCL_LOCKS; k++)
+		init_rw(&guarded[k].rw, NULL);
+	for (int i = 0; i < nthreads; i++) {
+		args[i].id = i;
+		args[i].iters = total / nthreads;
+	}
+	uint64_t t0 = ll_now_ns();
+	test_run_threads(nthreads, excl_main, args, sizeof(*args));
+	double secs = (double)(ll_now_ns() - t0) / 1e9;
+	long writes = 0, reads = 0;
+	for (int k = 0; k < EXCL_LOCKS; k++) {
+		long expect = 0;
+		for (int i = 0; i < nthreads; i++)
+			expect += args[i].writes[k];
+		CHECK(atomic_load(&guarded[k].violations) == 0, "%s: lock %d: %ld sections saw "
+		      "another inside", algo, k, atomic_load(&guarded[k].violations));
+		CHECK(guarded[k].counter == expect, "%s: lock %d: counter %ld, expected %ld", algo, k,
+		      guarded[k].counter, expect);
+		writes += expect;
+		ll_rwlock_destroy(&guarded[k].rw);
+	}
+	for (int i = 0; i < nthreads; i++)
+		reads += args[i].reads;
+	printf("exclusion %s: %d threads, %ld writes and %ld reads in %.2f s, counters add up\n",
+	       algo, nthreads, writes, reads, secs);
+	free(args);
+	return 0;
+}
+
+/* ---- try ---- */
+
+static ll_rwlock_t shared;
+static atomic_int step;
+
+static void wait_step(int s)
+{
+	while (atomic_load(&step) < s)
+		sched_yield();
+}
+
+/* The peer's try results, step by step: see test_try. */
+static void *try_peer(void *p)
+{
+	int *res = p;
+	wait_step(1);                          /* main holds it for writing */
+	res[0] = ll_rwlock_tryrdlock(&shared);
+	res[1] = ll_rwlock_trywrlock(&shared);
+	atomic_store(&step, 2);
+	wait_step(3);                          /* main holds it for reading */
+	res[2] = ll_rwlock_tryrdlock(&shared);
+	if (res[2] == 0)
+		ll_rwlock_unlock(&shared);
+	res[3] = ll_rwlock_trywrlock(&shared);
+	atomic_store(&step, 4);
+	wait_step(5);                          /* free */
+	res[4] = ll_rwlock_trywrlock(&shared);
+	atomic_store(&step, 6);
+	wait_step(7);
+	ll_rwlock_unlock(&shared);
+	atomic_store(&step, 8);
+	return NULL;
+}
+
+static int test_try(void)
+{
+	int res[5] = { -1, -1, -1, -1, -1 };
+	pthread_t t;
+
+	init_rw(&shared, NULL);
+	CHECK(ll_rwlock_trywrlock(&shared) == 0, "%s: trywrlock of a free lock failed", algo);
+	pthread_create(&t, NULL, try_peer, res);
+	atomic_store(&step, 1);
+	wait_step(2);
+	CHECK(ll_rwlock_unlock(&shared) == 0, "%s: write unlock", algo);
+	CHECK(ll_rwlock_tryrdlock(&shared) == 0, "%s: tryrdlock of a free lock failed", algo);
+	/* A second read lock by the same thread (POSIX allows holding it n times). */
+	CHECK(ll_rwlock_tryrdlock(&shared) == 0, "%s: recursive tryrdlock failed", algo);
+	CHECK(ll_rwlock_unlock(&shared) == 0, "%s: inner read unlock", algo);
+	atomic_store(&step, 3);
+	wait_step(4);
+	CHECK(ll_rwlock_unlock(&shared) == 0, "%s: read unlock", algo);
+	atomic_store(&step, 5);
+	wait_step(6);                          /* the peer holds it for writing */
+	CHECK(ll_rwlock_tryrdlock(&shared) == EBUSY, "%s: tryrdlock of a write-held lock "
+	      "succeeded", algo);
+	CHECK(ll_rwlock_trywrlock(&shared) == EBUSY, "%s: trywrlock of a write-held lock "
+	      "succeeded", algo);
+	atomic_store(&step, 7);
+	wait_step(8);
+	pthread_join(t, NULL);
+	CHECK(res[0] == EBUSY, "%s: tryrdlock of a write-held lock returned %d", algo, res[0]);
+	CHECK(res[1] == EBUSY, "%s: trywrlock of a write-held lock returned %d", algo, res[1]);
+	CHECK(res[2] == 0, "%s: tryrdlock of a read-held lock returned %d", algo, res[2]);
+	CHECK(res[3] == EBUSY, "%s: trywrlock of a read-held lock returned %d", algo, res[3]);
+	CHECK(res[4] == 0, "%s: trywrlock of a free lock returned %d", algo, res[4]);
+	CHECK(ll_rwlock_trywrlock(&shared) == 0, "%s: trywrlock after release failed", algo);
+	CHECK(ll_rwlock_unlock(&shared) == 0, "%s: unlock", algo);
+	ll_rwlock_destroy(&shared);
+	printf("try %s: ok\n", algo);
+	return 0;
+}
+
+/* ---- recursion: reading again with a writer waiting, and many locks at once ---- */
+
+static atomic_int writer_in;
+
+static void *waiting_writer(void *p)
+{
+	(void)p;
+	atomic_store(&step, 1);
+	CHECK(ll_rwlock_wrlock(&shared) == 0, "wrlock");
+	atomic_store(&writer_in, 1);
+	ll_rwlock_unlock(&shared);
+	return NULL;
+}
+
+enum { MANY = 12 };   /* more locks than ll keeps slots for a thread (8) */
+static ll_rwlock_t many[MANY];
+
+static void *try_write_many(void *p)
+{
+	int *busy = p;
+	for (int k = 0; k < MANY; k++)
+		if (ll_rwlock_trywrlock(&many[k]) == EBUSY)
+			(*busy)++;
+		else
+			ll_rwlock_unlock(&many[k]);
+	return NULL;
+}
+
+static int test_recursion(void)
+{
+	pthread_t t;
+
+	init_rw(&shared, NULL);
+	test_watchdog("recursion", 60);
+	atomic_store(&step, 0);
+	CHECK(ll_rwlock_rdlock(&shared) == 0, "rdlock");
+	pthread_create(&t, NULL, waiting_writer, NULL);
+	wait_step(1);
+	sleep_ms(50);   /* the writer is waiting by now */
+	CHECK(!atomic_load(&writer_in), "%s: a writer got in beside a reader", algo);
+	/* A reader may lock again (POSIX): it must not queue behind the writer it blocks. */
+	int rc = ll_rwlock_timedrdlock_ns(&shared, 2000000000);
+	CHECK(rc == 0, "%s: recursive read with a writer waiting returned %d", algo, rc);
+	CHECK(ll_rwlock_unlock(&shared) == 0 && !atomic_load(&writer_in), "%s: writer in after "
+	      "the inner unlock", algo);
+	CHECK(ll_rwlock_unlock(&shared) == 0, "unlock");
+	pthread_join(t, NULL);
+	CHECK(atomic_load(&writer_in), "%s: writer never got in", algo);
+	ll_rwlock_destroy(&shared);
+
+	/* Twice each of more locks than a thread has slots for: every hold counts. */
+	for (int k = 0; k < MANY; k++) {
+		init_rw(&many[k], NULL);
+		CHECK(ll_rwlock_rdlock(&many[k]) == 0 && ll_rwlock_rdlock(&many[k]) == 0, "rdlock");
+	}
+	for (int round = 0; round < 3; round++) {
+		int busy = 0;
+		pthread_create(&t, NULL, try_write_many, &busy);
+		pthread_join(t, NULL);
+		CHECK(busy == (round < 2 ? MANY : 0), "%s: round %d: %d of %d read-held locks busy "
+		      "to a writer", algo, round, busy, MANY);
+		if (round < 2)
+			for (int k = 0; k < MANY; k++)
+				CHECK(ll_rwlock_unlock(&many[k]) == 0, "%s: unlock %d", algo, k);
+	}
+	for (int k = 0; k < MANY; k++)
+		ll_rwlock_destroy(&many[k]);
+	printf("recursion %s: read again past a waiting writer; %d locks held twice each\n", algo,
+	       MANY);
+	return 0;
+}
+
+/* ---- timed ---- */
+
+enum side { RD, WR };
+static const char *const side_name[] = { "rdlock", "wrlock" };
+
+/* How the waiter waits: the monotonic deadline, the realtime one, or rel_ns from now. */
+enum how { MONO, REAL, REL };
+
+static int timed_call(enum side s, enum how how, const struct timespec *dl, int64_t rel_ns)
+{
+	switch (how) {
+	case MONO:
+		return s == RD ? ll_rwlock_timedrdlock(&shared, dl) : ll_rwlock_timedwrlock(&shared, dl);
+	case REAL:
+		return s == RD ? ll_rwlock_clockrdlock(&shared, CLOCK_REALTIME, dl)
+			       : ll_rwlock_clockwrlock(&shared, CLOCK_REALTIME, dl);
+	default:
+		return s == RD ? ll_rwlock_timedrdlock_ns(&shared, rel_ns)
+			       : ll_rwlock_timedwrlock_ns(&shared, rel_ns);
+	}
+}
+
+/*
+ * A holder keeps `shared` for writing (or reading) until hold_ms have passed
+ * or the waiter is done, then sets `released` and unlocks: a wait that
+ * returns 0 with `released` still 0 took a lock that was held, one that
+ * returns ETIMEDOUT with `released` set waited for a deadline long past.
+ */
+struct edge_hold {
+	long hold_ms;
+	enum side side;
+	atomic_int held, done, released;
+};
+
+static void *edge_holder(void *p)
+{
+	struct edge_hold *h = p;
+	CHECK((h->side == WR ? ll_rwlock_wrlock(&shared) : ll_rwlock_rdlock(&shared)) == 0, "hold");
+	atomic_store(&h->held, 1);
+	uint64_t until = ll_now_ns() + (uint64_t)h->hold_ms * 1000000u;
+	while (!atomic_load(&h->done) && ll_now_ns() < until)
+		sleep_ms(1);
+	atomic_store(&h->released, 1);
+	ll_rwlock_unlock(&shared);
+	return NULL;
+}
+
+/* The waiter's rc against a holder of side `held` for at most hold_ms; *waited_ms, *released. */
+static int edge_wait(enum side held, enum side s, enum how how, const struct timespec *dl,
+		     int64_t rel_ns, long hold_ms, double *waited_ms, int *released)
+{
+	struct edge_hold h = { .hold_ms = hold_ms, .side = held };
+	pthread_t t;
+
+	pthread_create(&t, NULL, edge_holder, &h);
+	while (!atomic_load(&h.held))
+		sched_yield();
+	uint64_t t0 = ll_now_ns();
+	int rc = timed_call(s, how, dl, rel_ns);
+	*waited_ms = (double)(ll_now_ns() - t0) / 1e6;
+	*released = atomic_load(&h.released);
+	atomic_store(&h.done, 1);
+	if (rc == 0)
+		ll_rwlock_unlock(&shared);
+	pthread_join(t, NULL);
+	return rc;
+}
+
+/* A free lock is taken whatever the deadline. */
+static void check_free_taken(enum side s, enum how how, const struct timespec *dl)
+{
+	int rc = timed_call(s, how, dl, 0);
+	CHECK(rc == 0, "%s: timed %s of a free lock with deadline %lld.%09ld returned %d", algo,
+	      side_name[s], (long long)dl->tv_sec, dl->tv_nsec, rc);
+	ll_rwlock_unlock(&shared);
+}
+
+static int n_far, n_past;
+static double slowest_past;
+
+static void check_far(enum side s, enum how how, const struct timespec *dl, int64_t rel_ns)
+{
+	double waited;
+	int released;
+	if (how != REL)
+		check_free_taken(s, how, dl);
+	/* A writer holds it: a reader and a writer both wait. */
+	int rc = edge_wait(WR, s, how, dl, rel_ns, 30, &waited, &released);
+	CHECK(rc == 0 && released, "%s: %s with deadline %lld.%09ld%s (far future): returned %d "
+	      "after %.3f ms, the writer %s", algo, side_name[s], dl ? (long long)dl->tv_sec : 0,
+	      dl ? dl->tv_nsec : 0, how == REAL ? " realtime" : how == REL ? " relative" : "", rc,
+	      waited, released ? "had released" : "still held it");
+	n_far++;
+}
+
+static void check_past(enum side s, enum how how, const struct timespec *dl, int64_t rel_ns)
+{
+	double waited;
+	int released;
+	if (how != REL)
+		check_free_taken(s, how, dl);
+	int rc = edge_wait(WR, s, how, dl, rel_ns, 3000, &waited, &released);
+	CHECK(rc == ETIMEDOUT && !released, "%s: %s with deadline %lld.%09ld%s (past): returned %d "
+	      "after %.3f ms, the writer %s", algo, side_name[s], dl ? (long long)dl->tv_sec : 0,
+	      dl ? dl->tv_nsec : 0, how == REAL ? " realtime" : how == REL ? " relative" : "", rc,
+	      waited, released ? "had released" : "still held it");
+	if (waited > slowest_past)
+		slowest_past = waited;
+	n_past++;
+}
+
+static void check_edge_deadlines(enum side s)
+{
+	/* Signed time_t (Linux's): its extremes. */
+	const time_t tmax = (time_t)(((uint64_t)1 << (sizeof(time_t) * 8 - 1)) - 1);
+	const time_t tmin = -tmax - 1;
+	/* UINT64_MAX ns is 18446744073.709551615 s: the seconds around the wrap of a u64 of ns. */
+	const int64_t far_sec[] = { INT64_C(18446744073), INT64_C(18446744074), INT64_C(1) << 62,
+				    INT64_MAX };
+	const long far_nsec[] = { 0, 709551616, 999999999 };
+	const int64_t past_sec[] = { 0, -1, INT64_MIN };
+	const long past_nsec[] = { 0, 999999999 };
+
+	for (size_t i = 0; i < LL_COUNT(far_sec); i++) {
+		time_t sec = far_sec[i] == INT64_MAX ? tmax : (time_t)far_sec[i];
+		for (size_t j = 0; j < LL_COUNT(far_nsec); j++) {
+			if (far_nsec[j] == 709551616 && far_sec[i] != INT64_C(18446744073))
+				continue;
+			struct timespec dl = { .tv_sec = sec, .tv_nsec = far_nsec[j] };
+			check_far(s, MONO, &dl, 0);
+			if (j == 0)
+				check_far(s, REAL, &dl, 0);
+		}
+	}
+	check_far(s, REL, NULL, INT64_MAX);
+	for (size_t i = 0; i < LL_COUNT(past_sec); i++) {
+		time_t sec = past_sec[i] == INT64_MIN ? tmin : (time_t)past_sec[i];
+		for (size_t j = 0; j < LL_COUNT(past_nsec); j++) {
+			struct timespec dl = { .tv_sec = sec, .tv_nsec = past_nsec[j] };
+			check_past(s, MONO, &dl, 0);
+			if (j == 0)
+				check_past(s, REAL, &dl, 0);
+		}
+	}
+	check_past(s, REL, NULL, INT64_MIN);
+	check_past(s, REL, NULL, 0);
+
+	/* No time at all, whatever the seconds, on either clock. */
+	const long bad_nsec[] = { -1, 1000000000L, LONG_MIN, LONG_MAX };
+	for (size_t j = 0; j < LL_COUNT(bad_nsec); j++) {
+		struct timespec dl = { .tv_sec = tmax, .tv_nsec = bad_nsec[j] };
+		CHECK(timed_call(s, MONO, &dl, 0) == EINVAL, "%s: %s tv_nsec %ld accepted", algo,
+		      side_name[s], bad_nsec[j]);
+		CHECK(timed_call(s, REAL, &dl, 0) == EINVAL, "%s: realtime %s tv_nsec %ld accepted",
+		      algo, side_name[s], bad_nsec[j]);
+	}
+	struct timespec now = { .tv_sec = 1 };
+	CHECK(ll_rwlock_clockrdlock(&shared, CLOCK_PROCESS_CPUTIME_ID, &now) == EINVAL,
+	      "%s: a CPU-time clock accepted", algo);
+}
+
+static int test_timed(void)
+{
+	const int64_t ms = 1000000;
+	double waited;
+	int released, rc;
+
+	init_rw(&shared, NULL);
+	test_watchdog("timed", 300);
+	for (enum side s = RD; s <= WR; s++) {
+		/* Write-held: a 50 ms wait times out, not before its deadline. */
+		struct timespec dl = ll_deadline_after_ns(50 * ms);
+		rc = edge_wait(WR, s, MONO, &dl, 0, 3000, &waited, &released);
+		CHECK(rc == ETIMEDOUT && !released, "%s: %s on a write-held lock returned %d", algo,
+		      side_name[s], rc);
+		CHECK(ll_now_ns() >= ll_timespec_ns(&dl), "%s: %s timed out before the deadline",
+		      algo, side_name[s]);
+		CHECK(waited < 1050, "%s: 50 ms %s timeout took %.1f ms", algo, side_name[s], waited);
+		/* Released ~30 ms in: a 20 s wait succeeds then. */
+		rc = edge_wait(WR, s, REL, NULL, 20000 * ms, 30, &waited, &released);
+		CHECK(rc == 0 && released, "%s: %s returned %d after %.1f ms though the writer "
+		      "released", algo, side_name[s], rc, waited);
+		check_edge_deadlines(s);
+	}
+	/* Read-held by another thread: a reader gets in at once, a writer times out. */
+	rc = edge_wait(RD, RD, REL, NULL, 1000 * ms, 3000, &waited, &released);
+	CHECK(rc == 0 && !released, "%s: timed rdlock beside a reader returned %d (%.1f ms)", algo,
+	      rc, waited);
+	rc = edge_wait(RD, WR, REL, NULL, 30 * ms, 3000, &waited, &released);
+	CHECK(rc == ETIMEDOUT && !released, "%s: timed wrlock beside a reader returned %d", algo,
+	      rc);
+	/* After the timed-out writer, readers and writers still get in. */
+	rc = edge_wait(RD, WR, REL, NULL, 20000 * ms, 30, &waited, &released);
+	CHECK(rc == 0 && released, "%s: wrlock after the reader left returned %d", algo, rc);
+	ll_rwlock_destroy(&shared);
+	printf("timed %s: %d far deadlines waited for the release, %d past ones timed out in "
+	       "%.3f ms at most\n", algo, n_far, n_past, slowest_past);
+	return 0;
+}
+
+/* ---- lost wakeups: 256 threads ---- */
+
+enum { WAKEUP_THREADS = 256 };
+
+static volatile long wake_counter;
+static atomic_long wake_timeouts, wake_writes;
+static atomic_int wake_readers, wake_writers, wake_bad;
+
+struct wake_arg {
+	long iters;
+	unsigned id;
+};
+
+static void *wakeup_main(void *p)
+{
+	const struct wake_arg *a = p;
+	long iters = a->iters;
+	unsigned id = a->id;
+	for (long i = 0; i < iters; i++) {
+		/* A quarter of each thread's sections write; a quarter of the waits are timed. */
+		int write = ((unsigned)i + id) % 4 == 0, timed = i % 4 == 3;
+		if (timed) {
+			while ((write ? ll_rwlock_timedwrlock_ns(&shared, 200000)
+				      : ll_rwlock_timedrdlock_ns(&shared, 200000)) == ETIMEDOUT)
+				atomic_fetch_add_explicit(&wake_timeouts, 1, memory_order_relaxed);
+		} else {
+			CHECK((write ? ll_rwlock_wrlock(&shared) : ll_rwlock_rdlock(&shared)) == 0,
+			      "lock");
+		}
+		if (write) {
+			if (atomic_fetch_add(&wake_writers, 1) || atomic_load(&wake_readers))
+				atomic_fetch_add(&wake_bad, 1);
+			if ((i & 7) == 0)
+				sched_yield();
+			wake_counter = wake_counter + 1;
+			atomic_fetch_sub(&wake_writers, 1);
+			atomic_fetch_add_explicit(&wake_writes, 1, memory_order_relaxed);
+		} else {
+			atomic_fetch_add(&wake_readers, 1);
+			if (atomic_load(&wake_writers))
+				atomic_fetch_add(&wake_bad, 1);
+			if ((i & 7) == 1)
+				sched_yield();
+			atomic_fetch_sub(&wake_readers, 1);
+		}
+		ll_rwlock_unlock(&shared);
+	}
+	return NULL;
+}
+
+static int test_wakeup(void)
+{
+	long iters = test_scaled(400);
+	struct wake_arg *args = malloc(sizeof(*args) * WAKEUP_THREADS);
+	for (int i = 0; i < WAKEUP_THREADS; i++)
+		args[i] = (struct wake_arg){ iters, (unsigned)i };
+	init_rw(&shared, NULL);
+	test_watchdog("wakeup", 300);
+	test_run_threads(WAKEUP_THREADS, wakeup_main, args, sizeof(*args));
+	CHECK(atomic_load(&wake_bad) == 0, "%s: %d sections saw a writer beside them", algo,
+	      atomic_load(&wake_bad));
+	CHECK(wake_counter == atomic_load(&wake_writes), "%s: counter %ld, %ld writes", algo,
+	      wake_counter, atomic_load(&wake_writes));
+	ll_rwlock_destroy(&shared);
+	printf("wakeup %s: %d threads x %ld sections (%ld writes) finished, %ld timed-out waits\n",
+	       algo, WAKEUP_THREADS, iters, atomic_load(&wake_writes), atomic_load(&wake_timeouts));
+	free(args);
+	return 0;
+}
+
+/* ---- writer starvation ---- */
+
+enum { STREAM_READERS = 4 };
+static atomic_int stream_stop, stream_inside;
+static atomic_long stream_reads;
+
+/* Back to back read sections, each a few microseconds: some reader is nearly always inside. */
+static void *stream_reader(void *p)
+{
+	(void)p;
+	while (!atomic_load_explicit(&stream_stop, memory_order_relaxed)) {
+		CHECK(ll_rwlock_rdlock(&shared) == 0, "rdlock");
+		atomic_fetch_add(&stream_inside, 1);
+		uint64_t until = ll_now_ns() + 5000;
+		while (ll_now_ns() < until)
+			ll_cpu_relax();
+		atomic_fetch_sub(&stream_inside, 1);
+		ll_rwlock_unlock(&shared);
+		atomic_fetch_add_explicit(&stream_reads, 1, memory_order_relaxed);
+	}
+	return NULL;
+}
+
+static int test_starvation(void)
+{
+	const char *opts = writer_first_opts();
+	const int64_t limit_ms = 5000;
+	long writes = test_scaled(200);
+	pthread_t readers[STREAM_READERS];
+	double max_ms = 0;
+
+	init_rw(&shared, opts);
+	test_watchdog("starvation", 300);
+	for (int i = 0; i < STREAM_READERS; i++)
+		pthread_create(&readers[i], NULL, stream_reader, NULL);
+	/* The stream is flowing before the writer comes. */
+	while (atomic_load(&stream_reads) < 100)
+		sched_yield();
+	for (long w = 0; w < writes; w++) {
+		uint64_t t0 = ll_now_ns();
+		int rc = ll_rwlock_timedwrlock_ns(&shared, limit_ms * 1000000);
+		double ms = (double)(ll_now_ns() - t0) / 1e6;
+		CHECK(rc == 0, "%s%s%s: writer %ld starved: no entry in %lld ms under a stream of "
+		      "%d readers", algo, opts ? " " : "", opts ? opts : "", w, (long long)limit_ms,
+		      STREAM_READERS);
+		CHECK(atomic_load(&stream_inside) == 0, "%s: a reader inside with the writer", algo);
+		ll_rwlock_unlock(&shared);
+		if (ms > max_ms)
+			max_ms = ms;
+		sleep_ms(1);
+	}
+	atomic_store(&stream_stop, 1);
+	for (int i = 0; i < STREAM_READERS; i++)
+		pthread_join(readers[i], NULL);
+	ll_rwlock_destroy(&shared);
+	printf("starvation %s%s%s: %ld writes under %d streaming readers (%ld reads), longest "
+	       "writer wait %.2f ms\n", algo, opts ? " " : "", opts ? opts : "", writes,
+	       STREAM_READERS, atomic_load(&stream_reads), max_ms);
+	return 0;
+}
+
+/* ---- registry and options ---- */
+
+static int test_config(void)
+{
+	struct ll_error err;
+	ll_rwlock_t rw;
+
+	CHECK(ll_rwlock_init(&rw, NULL, NULL, &err) == 0, "default init: %s", err.msg);
+	CHECK(!strcmp(ll_rwlock_algo(&rw), LL_DEFAULT_RWLOCK), "default is %s", ll_rwlock_algo(&rw));
+	ll_rwlock_destroy(&rw);
+
+	CHECK(ll_rwlock_init(&rw, "nope", NULL, &err) == EINVAL, "unknown rwlock accepted");
+	CHECK(strstr(err.msg, "unknown rwlock 'nope' (valid: pthread, ll, partitioned"),
+	      "message: %s", err.msg);
+	/* A mutex's name that is no rwlock's. */
+	CHECK(ll_rwlock_init(&rw, "innodb56", NULL, &err) == EINVAL, "mutex name accepted");
+	CHECK(ll_rwlock_init(&rw, "ll", "bogus=1", &err) == EINVAL, "unknown knob accepted");
+	CHECK(strstr(err.msg, "rwlock 'll'") && strstr(err.msg, "inhibit"), "message: %s", err.msg);
+	CHECK(ll_rwlock_init(&rw, "pthread", "prefer=writer", &err) == EINVAL, "bad choice accepted");
+	CHECK(strstr(err.msg, "reader, writer-nonrecursive"), "message: %s", err.msg);
+	CHECK(ll_rwlock_init(&rw, "partitioned", "n=0", &err) == EINVAL, "n=0 accepted");
+	CHECK(ll_rwlock_init(&rw, "partitioned", "n=1025", &err) == EINVAL, "n=1025 accepted");
+	CHECK(ll_rwlock_init(&rw, "ll", "inhibit=9,inhibit=3", &err) == EINVAL &&
+	      strstr(err.msg, "option 'inhibit' of rwlock 'll' given twice"), "%s", err.msg);
+	CHECK(ll_rwlock_init(&rw, "ll", "bias=0,", &err) == EINVAL &&
+	      strstr(err.msg, "(empty item)"), "%s", err.msg);
+
+	/* Options reach the lock: partitioned with one partition, ll without bias, still lock. */
+	static const char *const good[][2] = {
+		{ "partitioned", "n=1,prefer=writer-nonrecursive" }, { "ll", "bias=0,spin_ns=0" },
+		{ "ll", "inhibit=0" }, { "pthread", "prefer=writer-nonrecursive" },
+	};
+	for (size_t i = 0; i < LL_COUNT(good); i++) {
+		CHECK(ll_rwlock_init(&rw, good[i][0], good[i][1], &err) == 0, "%s %s: %s", good[i][0],
+		      good[i][1], err.msg);
+		CHECK(ll_rwlock_wrlock(&rw) == 0 && ll_rwlock_tryrdlock(&rw) == EBUSY, "%s %s: "
+		      "read beside the writer", good[i][0], good[i][1]);
+		CHECK(ll_rwlock_unlock(&rw) == 0 && ll_rwlock_rdlock(&rw) == 0, "%s %s: read after "
+		      "the writer", good[i][0], good[i][1]);
+		ll_rwlock_unlock(&rw);
+		ll_rwlock_destroy(&rw);
+	}
+
+	/* ll: a reader's own write lock would wait for itself; an unheld unlock is refused. */
+	CHECK(ll_rwlock_init(&rw, "ll", NULL, &err) == 0, "%s", err.msg);
+	CHECK(ll_rwlock_unlock(&rw) == EPERM, "ll: unlock of a free lock accepted");
+	CHECK(ll_rwlock_rdlock(&rw) == 0, "rdlock");
+	CHECK(ll_rwlock_trywrlock(&rw) == EDEADLK && ll_rwlock_wrlock(&rw) == EDEADLK,
+	      "ll: write lock by a reader of the lock not refused");
+	ll_rwlock_unlock(&rw);
+	ll_rwlock_destroy(&rw);
+
+	/* A caller's table that does not fit is refused before anything is written. */
+	struct ll_rwlock_ops big = *ll_rwlock_algo_find("ll", NULL);
+	big.name = "too-big";
+	big.state_size = LL_RWLOCK_STATE_BYTES + 8;
+	CHECK(ll_rwlock_init_opts(&rw, &big, NULL, &err) == EINVAL &&
+	      strstr(err.msg, "rwlock 'too-big': state of 128 bytes is larger than "
+		     "LL_RWLOCK_STATE_BYTES (120)"), "oversized state: %s", err.msg);
+	CHECK(ll_rwlock_init_config(&rw, &big, NULL) == EINVAL, "oversized state accepted");
+
+	/* rwlocks.def's names are the ops tables'; states fit a line; defaults in range. */
+	static const char *const registered[] = {
+#define LL_RWLOCK(id, name) name,
+#include "../../src/lib/rwlocks/rwlocks.def"
+#undef LL_RWLOCK
+	};
+	CHECK(LL_COUNT(registered) == ll_rwlock_algo_count(), "%zu registered, %zu in the table",
+	      LL_COUNT(registered), ll_rwlock_algo_count());
+	for (size_t i = 0; i < ll_rwlock_algo_count(); i++) {
+		const struct ll_rwlock_ops *ops = ll_rwlock_algo_at(i);
+		CHECK(!strcmp(registered[i], ops->name), "rwlocks.def names '%s' where its ops table "
+		      "says '%s'", registered[i], ops->name);
+		CHECK(ops->state_size <= LL_STATE_LINE_BYTES, "%s state %zu bytes, over the %d-byte "
+		      "line", ops->name, ops->state_size, LL_STATE_LINE_BYTES);
+		for (size_t k = 0; k < ops->nknobs; k++)
+			CHECK(ops->knobs[k].def >= ops->knobs[k].min &&
+			      ops->knobs[k].def <= ops->knobs[k].max, "%s.%s default out of range",
+			      ops->name, ops->knobs[k].name);
+		CHECK(ll_rwlock_algo_find(ops->name, NULL) == ops, "%s not found by name", ops->name);
+	}
+	CHECK(ll_rwlock_algo_find("ll", NULL)->state_size == sizeof(ll_rw_own_t) &&
+	      sizeof(ll_rw_own_t) == 48, "ll_rw_own_t is %zu bytes, drawn as 48", sizeof(ll_rw_own_t));
+	printf("config: ok\n");
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct test_case tests[] = {
+		{ "exclusion", test_exclusion, 1 }, { "try", test_try, 1 },
+		{ "timed", test_timed, 1 },         { "wakeup", test_wakeup, 1 },
+		{ "starvation", test_starvation, 1 }, { "recursion", test_recursion, 1 },
+		{ "config", test_config, 0 },
+	};
+	const struct test_case *t = test_pick(argc, argv, tests, LL_COUNT(tests),
+					      "exclusion|try|timed|wakeup|starvation|recursion ALGO | config",
+					      &algo);
+	return t ? t->run() : 2;
+}

@@ -1,0 +1,46 @@
+"""`locklab bench --workload rw`: the rwlock workload's result, and its refusals."""
+import json
+
+import pytest
+
+from conftest import locklab, one_line_error
+
+RW = ["bench", "--workload", "rw", "--threads", "4", "--hold-ns", "50"]
+
+
+@pytest.mark.parametrize("lock", ["pthread", "ll", "partitioned"])
+def test_every_rwlock_runs_and_keeps_exclusion(lock):
+    out = locklab(*RW, "--lock", lock, "--read-pct", "75", "--iterations", "3000", "--json")
+    assert out.returncode == 0, out.stderr
+    r = json.loads(out.stdout)
+    assert r["workload"] == "rw" and r["lock"] == lock and r["exclusion_ok"] and r["drained"]
+    # Every iteration is a read or a write; with --iterations the window is the run.
+    assert r["read_ops"] + r["write_ops"] == 4 * 3000
+    assert 0.6 < r["read_ops"] / 12000 < 0.9
+    assert r["read_samples"] > 0 and r["write_samples"] > 0
+    assert r["write_wait_ns_max"] >= r["write_wait_ns_p99"] >= r["write_wait_ns_p50"]
+
+
+def test_read_pct_edges():
+    only = json.loads(locklab(*RW, "--lock", "ll", "--read-pct", "100", "--iterations", "500",
+                              "--json").stdout)
+    assert only["write_ops"] == 0 and only["read_ops"] == 2000
+    none = json.loads(locklab(*RW, "--lock", "ll", "--read-pct", "0", "--iterations", "500",
+                              "--json").stdout)
+    assert none["read_ops"] == 0 and none["write_ops"] == 2000
+
+
+@pytest.mark.parametrize("extra, needle", [
+    (["--lock", "ll", "--read-pct", "100.5"], "--read-pct wants a percentage in [0, 100]"),
+    (["--lock", "ll", "--read-pct", "x"], "--read-pct wants a percentage in [0, 100], got 'x'"),
+    (["--lock", "ll", "--read-pct", "nan"], "--read-pct wants a percentage"),
+    (["--lock", "innodb56", "--read-pct", "90"], "unknown rwlock 'innodb56' (valid: pthread"),
+    (["--lock", "ll", "--lock-opts", "inhibit=-1", "--read-pct", "90"],
+     "option 'inhibit' of rwlock 'll' wants an integer"),
+    (["--lock", "ll"], "--workload rw needs --lock, --threads, --read-pct and --hold-ns"),
+    (["--lock", "ll", "--read-pct", "90", "--mutexes", "2"], "unknown or incomplete option"),
+])
+def test_bad_input_is_one_line(extra, needle):
+    out = locklab(*RW, *extra, "--duration", "0.01")
+    assert needle in one_line_error(out)
+    assert out.stdout == ""
