@@ -8,7 +8,7 @@ from conftest import locklab, one_line_error
 RW = ["bench", "--workload", "rw", "--threads", "4", "--hold-ns", "50"]
 
 
-@pytest.mark.parametrize("lock", ["pthread", "ll", "partitioned"])
+@pytest.mark.parametrize("lock", ["pthread", "ll", "partitioned", "bravo"])
 def test_every_rwlock_runs_and_keeps_exclusion(lock):
     out = locklab(*RW, "--lock", lock, "--read-pct", "75", "--iterations", "3000", "--json")
     assert out.returncode == 0, out.stderr

@@ -479,20 +479,7 @@ static const struct ll_knob knobs[] = {
 		    "nanoseconds a waiting writer or reader polls before it sleeps"),
 };
 
-/*
- * The table calls the static functions, not the exported names: calls to an
- * exported function of a shared library go through its PLT, a few ns on
- * the read path.
- */
-static int op_init(void *s, const void *c) { return ll_rw_own_init(s, c); }
-static void op_destroy(void *s) { ll_rw_own_destroy(s); }
-static int op_rdlock(void *s) { return rd(s, NULL, 0); }
-static int op_tryrdlock(void *s) { return rd(s, NULL, 1); }
-static int op_timedrdlock(void *s, const struct timespec *t) { return rd(s, t, 0); }
-static int op_wrlock(void *s) { return wr(s, NULL, 0); }
-static int op_trywrlock(void *s) { return wr(s, NULL, 1); }
-static int op_timedwrlock(void *s, const struct timespec *t) { return wr(s, t, 0); }
-static int op_unlock(void *s) { return unlock(s); }
+LL_RW_STATIC_ADAPTERS(ll_rw_own_init, ll_rw_own_destroy)
 
 const struct ll_rwlock_ops ll_rw_own_ops = {
 	.name = "ll",
@@ -501,8 +488,5 @@ const struct ll_rwlock_ops ll_rw_own_ops = {
 	.flags = LL_ALGO_PARKS,
 	.knobs = knobs, .nknobs = LL_COUNT(knobs),
 	.config_size = sizeof(struct ll_rw_own_config),
-	.state_size = sizeof(ll_rw_own_t), .init = op_init, .destroy = op_destroy,
-	.rdlock = op_rdlock, .tryrdlock = op_tryrdlock, .timedrdlock = op_timedrdlock,
-	.wrlock = op_wrlock, .trywrlock = op_trywrlock, .timedwrlock = op_timedwrlock,
-	.unlock = op_unlock,
+	LL_RW_STATIC_FUNCS(ll_rw_own_t),
 };
