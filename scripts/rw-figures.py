@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The rwlocks against glibc's, measured in turns: docs/rwlocks.md's figures.
 
-  rw-figures.py [ROUNDS] [SECONDS]
+  rw-figures.py [ROUNDS] [SECONDS] [--locks 'LOCK [OPTS];...'] [--points T:PCT,...]
 
 Each point (threads, read-pct, hold 0) runs every rwlock once per round, the order
 rotating from round to round, so that drift and other load fall on every lock; every
@@ -42,20 +42,47 @@ def point(lock: str, threads: int, pct: str, seconds: str) -> dict:
     return r
 
 
+def parse_args(argv: list) -> tuple:
+    """ROUNDS, SECONDS, the locks (pthread first: the baseline) and the points."""
+    locks, points, plain = LOCKS, POINTS, []
+    it = iter(argv)
+    for a in it:
+        if a in ("--locks", "--points"):
+            v = next(it, None)
+            if not v:
+                sys.exit(f"locklab: {a} wants a value")
+            if a == "--locks":
+                locks = [x.strip() for x in v.split(";") if x.strip()]
+                if not locks or locks[0] != "pthread":
+                    sys.exit("locklab: --locks must begin with pthread (the baseline)")
+            else:
+                try:
+                    points = [(int(t), p) for t, p in (x.split(":") for x in v.split(","))]
+                except ValueError:
+                    sys.exit(f"locklab: --points wants THREADS:PCT,..., got '{v}'")
+        else:
+            plain.append(a)
+    try:
+        rounds = int(plain[0]) if plain else 3
+        seconds = str(float(plain[1])) if len(plain) > 1 else "1"
+    except ValueError:
+        sys.exit("locklab: ROUNDS is an integer, SECONDS a number")
+    return rounds, seconds, locks, points
+
+
 def main() -> None:
-    rounds = int(sys.argv[1]) if len(sys.argv) > 1 else 3
-    seconds = sys.argv[2] if len(sys.argv) > 2 else "1"
-    for threads, pct in POINTS:
-        got = {lock: [] for lock in LOCKS}
+    rounds, seconds, locks, points = parse_args(sys.argv[1:])
+    for threads, pct in points:
+        got = {lock: [] for lock in locks}
         for r in range(rounds):
-            order = LOCKS[r % len(LOCKS):] + LOCKS[:r % len(LOCKS)]
+            order = locks[r % len(locks):] + locks[:r % len(locks)]
             for lock in order:
                 got[lock].append(point(lock, threads, pct, seconds))
         base = statistics.median(p["ops_per_sec"] for p in got["pthread"])
         print(f"\n{threads} threads, {pct}% reads, hold 0 (median of {rounds})")
         print(f"  {'rwlock':36s} {'ns/op':>8s} {'Mops/s':>8s} {'x pthread':>9s} "
               f"{'write wait p99/max us':>22s}")
-        for lock in LOCKS:
+        for lock in locks:
             ps = got[lock]
             ops = statistics.median(p["ops_per_sec"] for p in ps)
             ns = statistics.median(p["ns_per_op"] for p in ps)
