@@ -19,7 +19,7 @@
  *
  * Shared by every bravo lock: the visible-readers table, 4096 slots of 8
  * bytes (32 KiB, in the library's .bss).  A slot holds the address of the
- * lock one reader holds through it, or 0.  Per thread (TLS, 136 bytes): the
+ * lock one reader holds through it, or 0.  Per thread (TLS, 120 bytes): the
  * locks it holds through the table, up to 8, with their slot and count.
  *
  *   fast rdlock   bias == 1: one CAS 0 -> lock on slot hash(thread, lock),

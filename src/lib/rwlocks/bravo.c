@@ -30,6 +30,7 @@ struct holds {
 	uint32_t count[HOLDS];
 	uint32_t used;
 };
+_Static_assert(sizeof(struct holds) == 120, "drawn as 120 bytes of TLS in rw_bravo.h");
 static _Thread_local struct holds mine __attribute__((tls_model("initial-exec")));
 
 /*
