@@ -106,6 +106,28 @@ static void usage(FILE *f)
 	      f);
 }
 
+/* One option of the mutex workload (parse_options' take). */
+static int take_option(int ch, const char *arg, void *ctx)
+{
+	struct config *c = ctx;
+	int rc = parse_run_option(ch, arg, &c->r);
+	if (rc >= 0)
+		return rc;
+	switch (ch) {
+	case 'l': c->lock = arg; return 0;
+	case 'o': c->lock_opts = arg; return 0;
+	case 'm': return parse_i64("--mutexes", arg, 1, 100000, &c->mutexes);
+	case 'I': c->instrument = 1; return 0;
+	case 'D':
+		if (strcmp(arg, "text") && strcmp(arg, "json"))
+			return usage_error("bench: --dump wants text or json, got '%s'", arg);
+		c->dump = strcmp(arg, "json") ? LL_DUMP_TEXT : LL_DUMP_JSON;
+		return 0;
+	case 'h': usage(stdout); exit(0);
+	default: return -1;
+	}
+}
+
 static int parse_args(int argc, char **argv, struct config *c)
 {
 	static const struct option opts[] = {
@@ -115,36 +137,13 @@ static int parse_args(int argc, char **argv, struct config *c)
 		{ "instrument", no_argument, 0, 'I' },      { "dump", required_argument, 0, 'D' },
 		{ 0, 0, 0, 0 },
 	};
-	int have_mutexes = 0, rc = 0, ch;
-
 	*c = (struct config){ .dump = -1 };
 	run_opts_defaults(&c->r);
-	opterr = 0;
-	optind = 1;
-	while (!rc && (ch = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-		if ((rc = parse_run_option(ch, optarg, &c->r)) >= 0)
-			continue;
-		rc = 0;
-		switch (ch) {
-		case 'l': c->lock = optarg; break;
-		case 'o': c->lock_opts = optarg; break;
-		case 'm': have_mutexes = 1; rc = parse_i64("--mutexes", optarg, 1, 100000, &c->mutexes); break;
-		case 'I': c->instrument = 1; break;
-		case 'D':
-			if (strcmp(optarg, "text") && strcmp(optarg, "json"))
-				return usage_error("bench: --dump wants text or json, got '%s'", optarg);
-			c->dump = strcmp(optarg, "json") ? LL_DUMP_TEXT : LL_DUMP_JSON;
-			break;
-		case 'h': usage(stdout); exit(0);
-		default:
-			return usage_error("bench: unknown or incomplete option '%s'", argv[optind - 1]);
-		}
-	}
+	int rc = parse_options(argc, argv, opts, take_option, c);
 	if (rc)
 		return rc;
-	if (optind < argc)
-		return usage_error("bench: unexpected argument '%s'", argv[optind]);
-	if (!c->lock || !c->r.have_threads || !have_mutexes || !c->r.have_hold)
+	/* --mutexes is at least 1 when given. */
+	if (!c->lock || !c->r.have_threads || !c->mutexes || !c->r.have_hold)
 		return usage_error("bench: --lock, --threads, --mutexes and --hold-ns are required");
 	return check_run_opts(&c->r);
 }

@@ -3,6 +3,7 @@
  * one-line error for a bad one (options.h).
  */
 #include <errno.h>
+#include <getopt.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -78,5 +79,22 @@ int check_run_opts(const struct run_opts *o)
 	if (o->sample_every & (o->sample_every - 1))
 		return usage_error("bench: --sample-every wants a power of two, got %" PRId64,
 				   o->sample_every);
+	return 0;
+}
+
+int parse_options(int argc, char **argv, const struct option *opts,
+		  int (*take)(int ch, const char *arg, void *ctx), void *ctx)
+{
+	int rc = 0, ch;
+
+	opterr = 0;
+	optind = 1;
+	while (!rc && (ch = getopt_long(argc, argv, "", opts, NULL)) != -1)
+		if ((rc = take(ch, optarg, ctx)) < 0)
+			return usage_error("bench: unknown or incomplete option '%s'", argv[optind - 1]);
+	if (rc)
+		return rc;
+	if (optind < argc)
+		return usage_error("bench: unexpected argument '%s'", argv[optind]);
 	return 0;
 }

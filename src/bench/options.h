@@ -38,6 +38,15 @@ int parse_run_option(int ch, const char *arg, struct run_opts *o);
 /* After every option: exactly one of --duration and --iterations, --sample-every a power of two. */
 int check_run_opts(const struct run_opts *o);
 
+struct option;
+/*
+ * getopt_long over argv with `opts`, every option handed to take(ch, arg,
+ * ctx): 0, EXIT_USAGE (it printed the error), or -1 for one it does not
+ * know.  No argument may be left over.  0, or EXIT_USAGE after one line.
+ */
+int parse_options(int argc, char **argv, const struct option *opts,
+		  int (*take)(int ch, const char *arg, void *ctx), void *ctx);
+
 /* Print "locklab: <message>" on one line to stderr; returns EXIT_USAGE. */
 int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 

@@ -143,6 +143,23 @@ static int parse_pct(const char *s, double *out)
 	return 0;
 }
 
+/* One option of the rw workload (parse_options' take). */
+static int take_option(int ch, const char *arg, void *ctx)
+{
+	struct rw_config *c = ctx;
+	int rc = parse_run_option(ch, arg, &c->r);
+	if (rc >= 0)
+		return rc;
+	switch (ch) {
+	case 'W': return 0;   /* rw: how we got here */
+	case 'l': c->lock = arg; return 0;
+	case 'o': c->lock_opts = arg; return 0;
+	case 'r': return parse_pct(arg, &c->read_pct);
+	case 'h': usage(stdout); exit(0);
+	default: return -1;
+	}
+}
+
 static int parse_args(int argc, char **argv, struct rw_config *c)
 {
 	static const struct option opts[] = {
@@ -151,31 +168,12 @@ static int parse_args(int argc, char **argv, struct rw_config *c)
 		{ "lock-opts", required_argument, 0, 'o' }, { "read-pct", required_argument, 0, 'r' },
 		{ "help", no_argument, 0, 'h' },            { 0, 0, 0, 0 },
 	};
-	int have_pct = 0, rc = 0, ch;
-
-	*c = (struct rw_config){ 0 };
+	*c = (struct rw_config){ .read_pct = -1 };   /* -1: not given */
 	run_opts_defaults(&c->r);
-	opterr = 0;
-	optind = 1;
-	while (!rc && (ch = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-		if ((rc = parse_run_option(ch, optarg, &c->r)) >= 0)
-			continue;
-		rc = 0;
-		switch (ch) {
-		case 'W': break;   /* rw: how we got here */
-		case 'l': c->lock = optarg; break;
-		case 'o': c->lock_opts = optarg; break;
-		case 'r': have_pct = 1; rc = parse_pct(optarg, &c->read_pct); break;
-		case 'h': usage(stdout); exit(0);
-		default:
-			return usage_error("bench: unknown or incomplete option '%s'", argv[optind - 1]);
-		}
-	}
+	int rc = parse_options(argc, argv, opts, take_option, c);
 	if (rc)
 		return rc;
-	if (optind < argc)
-		return usage_error("bench: unexpected argument '%s'", argv[optind]);
-	if (!c->lock || !c->r.have_threads || !have_pct || !c->r.have_hold)
+	if (!c->lock || !c->r.have_threads || c->read_pct < 0 || !c->r.have_hold)
 		return usage_error("bench: --workload rw needs --lock, --threads, --read-pct and "
 				   "--hold-ns");
 	return check_run_opts(&c->r);

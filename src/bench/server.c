@@ -180,6 +180,32 @@ static void usage(FILE *f)
 			server_knobs[i].def);
 }
 
+/* One option of the server workload (parse_options' take). */
+static int take_option(int ch, const char *arg, void *ctx)
+{
+	struct config *c = ctx;
+	switch (ch) {
+	case 'W': return 0;   /* "server": how we got here */
+	case 'l': c->lock = arg; return 0;
+	case 'o': c->lock_opts = arg; return 0;
+	case 't': return parse_i64("--threads", arg, 1, 100000, &c->threads);
+	case 'm': return parse_i64("--mutexes", arg, 1, 100000, &c->mutexes);
+	case 'H': return parse_i64("--hold-ns", arg, 0, 1000000000, &c->hold_ns);
+	case 'O': return parse_i64("--outside-ns", arg, 0, 1000000000, &c->outside_ns);
+	case 'g': c->gate = arg; return 0;
+	case 'G': c->gate_opts = arg; return 0;
+	case 'w': c->workload_opts = arg; return 0;
+	case 'd': return parse_seconds("--duration", arg, 0.001, &c->duration_s);
+	case 'i': return parse_i64("--iterations", arg, 1, INT64_MAX / 2, &c->iterations);
+	case 'u': return parse_seconds("--warmup", arg, 0, &c->warmup_s);
+	case 'T': c->trace = 1; return 0;
+	case 'j': c->json = 1; return 0;
+	case 'h': usage(stdout); exit(0);
+	case 'I': return usage_error("bench: --instrument is not available with --workload server");
+	default: return -1;
+	}
+}
+
 static int parse_args(int argc, char **argv, struct config *c)
 {
 	static const struct option opts[] = {
@@ -193,39 +219,12 @@ static int parse_args(int argc, char **argv, struct config *c)
 		{ "json", no_argument, 0, 'j' },            { "help", no_argument, 0, 'h' },
 		{ "instrument", no_argument, 0, 'I' },      { 0, 0, 0, 0 },
 	};
-	int have_threads = 0, rc = 0, ch;
-
 	*c = (struct config){ .mutexes = 4, .hold_ns = 1000, .outside_ns = 500, .warmup_s = 0.2 };
-	opterr = 0;
-	optind = 1;
-	while (!rc && (ch = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-		switch (ch) {
-		case 'W': break;   /* "server": how we got here */
-		case 'l': c->lock = optarg; break;
-		case 'o': c->lock_opts = optarg; break;
-		case 't': have_threads = 1; rc = parse_i64("--threads", optarg, 1, 100000, &c->threads); break;
-		case 'm': rc = parse_i64("--mutexes", optarg, 1, 100000, &c->mutexes); break;
-		case 'H': rc = parse_i64("--hold-ns", optarg, 0, 1000000000, &c->hold_ns); break;
-		case 'O': rc = parse_i64("--outside-ns", optarg, 0, 1000000000, &c->outside_ns); break;
-		case 'g': c->gate = optarg; break;
-		case 'G': c->gate_opts = optarg; break;
-		case 'w': c->workload_opts = optarg; break;
-		case 'd': rc = parse_seconds("--duration", optarg, 0.001, &c->duration_s); break;
-		case 'i': rc = parse_i64("--iterations", optarg, 1, INT64_MAX / 2, &c->iterations); break;
-		case 'u': rc = parse_seconds("--warmup", optarg, 0, &c->warmup_s); break;
-		case 'T': c->trace = 1; break;
-		case 'j': c->json = 1; break;
-		case 'h': usage(stdout); exit(0);
-		case 'I': return usage_error("bench: --instrument is not available with --workload server");
-		default:
-			return usage_error("bench: unknown or incomplete option '%s'", argv[optind - 1]);
-		}
-	}
+	int rc = parse_options(argc, argv, opts, take_option, c);
 	if (rc)
 		return rc;
-	if (optind < argc)
-		return usage_error("bench: unexpected argument '%s'", argv[optind]);
-	if (!c->lock || !have_threads)
+	/* --threads is at least 1 when given. */
+	if (!c->lock || !c->threads)
 		return usage_error("bench: --workload server needs --lock and --threads");
 	if ((c->duration_s > 0) == (c->iterations > 0))
 		return usage_error("bench: give exactly one of --duration and --iterations");
