@@ -62,11 +62,8 @@ int ll_innodb56_lock_slow(ll_innodb56_t *l, const struct timespec *abs_mono)
 
 		struct ll_ib_array *a;
 		struct ll_ib_cell *cell = ll_ib_reserve_cell(&l->s, l, ll_ib_event_of(l), &a);
-		if (!cell) {
-			/* Every cell taken (InnoDB would abort): let the holders run. */
-			sched_yield();
-			continue;
-		}
+		if (!cell)
+			continue;   /* every cell taken: it yielded, spin again */
 		/* seq_cst: our flag is visible before the TASs below read the word. */
 		atomic_store_explicit(&l->waiters, 1, memory_order_seq_cst);
 		for (int k = 0; k < 4; k++) {

@@ -261,6 +261,7 @@ struct ll_ib_cell *ll_ib_reserve_cell(const struct ll_innodb56_spin *s, const vo
 			return cell;
 		}
 	}
+	sched_yield();
 	return NULL;
 }
 

@@ -32,7 +32,9 @@ void ll_ib_event_set(struct ll_ib_event *e);
 /*
  * sync_array_reserve_cell(): a free cell of one of s->sync_arrays arrays for
  * wait_object, with `e` reset and its signal count kept in the cell; NULL
- * when every cell is taken (InnoDB would abort).  *arr: the cell's array.
+ * when every cell is taken (InnoDB would abort), after a sched_yield() that
+ * lets the holders run: the caller starts its wait over.  *arr: the cell's
+ * array.
  */
 struct ll_ib_cell *ll_ib_reserve_cell(const struct ll_innodb56_spin *s, const void *wait_object,
 				      struct ll_ib_event *e, struct ll_ib_array **arr);
