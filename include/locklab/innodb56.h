@@ -43,14 +43,19 @@
 
 #include "locklab/spin.h"
 
-typedef struct {
-	atomic_uint lock_word;
-	atomic_uint waiters;
+/* The spin and sync-array settings of an InnoDB 5.6 lock (the mutex's, rw_lock_t's). */
+struct ll_innodb56_spin {
 	uint32_t spin_loops;
 	uint32_t spin_wait_delay;
 	uint32_t pause_multiplier;
 	uint16_t sync_arrays;
 	uint8_t spin;
+};
+
+typedef struct {
+	atomic_uint lock_word;
+	atomic_uint waiters;
+	struct ll_innodb56_spin s;
 } ll_innodb56_t;
 
 struct ll_innodb56_config {
@@ -62,14 +67,16 @@ struct ll_innodb56_config {
 };
 
 /*
- * The events (innodb56.c): a table of 2^LL_INNODB56_EVENT_BITS shared by every
- * innodb56 lock of the process; a lock's is picked by a Fibonacci hash of its
- * address (locks at consecutive addresses get distinct events).
+ * The events (innodb56_sync.c): a table of 2^LL_INNODB56_EVENT_BITS shared by
+ * every InnoDB lock of the process (innodb56 and innodb56-rw); a lock's is
+ * picked by a Fibonacci hash of an address (its key: the mutex's own, an
+ * rw_lock_t's lock_word and waiters for its two events), so locks at
+ * consecutive addresses get distinct events.
  */
 #define LL_INNODB56_EVENT_BITS 10
-static inline unsigned ll_innodb56_event_index(const ll_innodb56_t *l)
+static inline unsigned ll_innodb56_event_index(const void *key)
 {
-	return (unsigned)(((uint64_t)(uintptr_t)l * 0x9e3779b97f4a7c15ull) >>
+	return (unsigned)(((uint64_t)(uintptr_t)key * 0x9e3779b97f4a7c15ull) >>
 			  (64 - LL_INNODB56_EVENT_BITS));
 }
 

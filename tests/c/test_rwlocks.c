@@ -11,6 +11,9 @@
  *   test_rwlocks recursion ALGO    a reader locks again past a waiting writer; a thread
  *                                  holds 12 locks twice each
  *   test_rwlocks config            registry and option errors
+ *   test_rwlocks innodb56          innodb56-rw's lock_word step by step: x recursion,
+ *                                  wait_ex keeps new readers out, a timed-out wait_ex
+ *                                  writer gives the reservation back and wakes readers
  *   test_rwlocks revocation UNDER  bravo over UNDER: table readers hold off a revoking
  *                                  writer, a timed revocation gives up with the bias
  *                                  back on, inhibit keeps it off; a stress with the
@@ -29,6 +32,7 @@
 #include "harness.h"
 #include "locklab/locklab.h"
 #include "locklab/rw_bravo.h"
+#include "locklab/rw_innodb56.h"
 #include "locklab/rw_own.h"
 
 static const char *algo;
@@ -279,6 +283,18 @@ static void *try_write_many(void *p)
 	return NULL;
 }
 
+/*
+ * Whether a thread that reads the lock may read it again while a writer
+ * waits.  innodb56-rw may not, as InnoDB's rw_lock_t: the waiting writer has
+ * already taken X_LOCK_DECR off lock_word (wait_ex), no s-lock gets in past
+ * it, and the writer waits for the reader that waits for it.  Only a timed
+ * read returns; the test expects it to time out.
+ */
+static int reads_past_waiting_writer(void)
+{
+	return strcmp(algo, "innodb56-rw") != 0;
+}
+
 static int test_recursion(void)
 {
 	pthread_t t;
@@ -291,11 +307,20 @@ static int test_recursion(void)
 	wait_step(1);
 	sleep_ms(50);   /* the writer is waiting by now */
 	CHECK(!atomic_load(&writer_in), "%s: a writer got in beside a reader", algo);
-	/* A reader may lock again (POSIX): it must not queue behind the writer it blocks. */
-	int rc = ll_rwlock_timedrdlock_ns(&shared, 2000000000);
-	CHECK(rc == 0, "%s: recursive read with a writer waiting returned %d", algo, rc);
-	CHECK(ll_rwlock_unlock(&shared) == 0 && !atomic_load(&writer_in), "%s: writer in after "
-	      "the inner unlock", algo);
+	if (reads_past_waiting_writer()) {
+		/* A reader may lock again (POSIX): it must not queue behind the writer it blocks. */
+		int rc = ll_rwlock_timedrdlock_ns(&shared, 2000000000);
+		CHECK(rc == 0, "%s: recursive read with a writer waiting returned %d", algo, rc);
+		CHECK(ll_rwlock_unlock(&shared) == 0 && !atomic_load(&writer_in), "%s: writer in "
+		      "after the inner unlock", algo);
+	} else {
+		/* The writer has reserved the lock: the read waits for it, which waits for us. */
+		int rc = ll_rwlock_timedrdlock_ns(&shared, 50000000);
+		CHECK(rc == ETIMEDOUT && !atomic_load(&writer_in), "%s: recursive read with a "
+		      "writer waiting returned %d, writer in %d", algo, rc, atomic_load(&writer_in));
+		CHECK(ll_rwlock_tryrdlock(&shared) == EBUSY, "%s: tryrdlock past a waiting writer",
+		      algo);
+	}
 	CHECK(ll_rwlock_unlock(&shared) == 0, "unlock");
 	pthread_join(t, NULL);
 	CHECK(atomic_load(&writer_in), "%s: writer never got in", algo);
@@ -318,8 +343,9 @@ static int test_recursion(void)
 	}
 	for (int k = 0; k < MANY; k++)
 		ll_rwlock_destroy(&many[k]);
-	printf("recursion %s: read again past a waiting writer; %d locks held twice each\n", algo,
-	       MANY);
+	printf("recursion %s: %s; %d locks held twice each\n", algo,
+	       reads_past_waiting_writer() ? "read again past a waiting writer"
+					   : "a read again waits for the waiting writer", MANY);
 	return 0;
 }
 
@@ -964,6 +990,153 @@ static int test_revocation(void)
 	return 0;
 }
 
+/* ---- innodb56-rw: InnoDB's lock_word, recursion and wait_ex ---- */
+
+#define X_DECR LL_RW_INNODB56_X_LOCK_DECR
+
+static int word_of(ll_rwlock_t *rw)
+{
+	return atomic_load(&((ll_rw_innodb56_t *)(void *)rw->state)->lock_word);
+}
+
+static void wait_word(ll_rwlock_t *rw, int w)
+{
+	while (word_of(rw) != w)
+		sched_yield();
+}
+
+static atomic_int ib_reader_in, ib_writer_rc, ib_writer_in;
+
+/* Blocks behind the writer, then holds the lock until readers_go. */
+static void *ib_reader(void *p)
+{
+	(void)p;
+	CHECK(ll_rwlock_rdlock(&shared) == 0, "rdlock");
+	atomic_store(&ib_reader_in, 1);
+	while (!atomic_load(&readers_go))
+		sleep_ms(1);
+	ll_rwlock_unlock(&shared);
+	return NULL;
+}
+
+/* A writer waiting at most *(int64_t *)p ns (< 0: without deadline). */
+static void *ib_writer(void *p)
+{
+	int64_t ns = *(int64_t *)p;
+	int rc = ns < 0 ? ll_rwlock_wrlock(&shared) : ll_rwlock_timedwrlock_ns(&shared, ns);
+	if (rc == 0) {
+		atomic_store(&ib_writer_in, 1);
+		if (atomic_load(&ib_reader_in))
+			atomic_fetch_add(&overlap, 1);
+		ll_rwlock_unlock(&shared);
+	}
+	atomic_store(&ib_writer_rc, rc);
+	return NULL;
+}
+
+static int test_innodb56(void)
+{
+	struct ll_error err;
+	pthread_t r, w;
+
+	algo = "innodb56-rw";
+	test_watchdog("innodb56", 60);
+	init_rw(&shared, NULL);
+	CHECK(ll_rwlock_unlock(&shared) == EPERM, "unlock of a free lock accepted");
+	CHECK(word_of(&shared) == X_DECR, "free word %#x", word_of(&shared));
+	CHECK(ll_rwlock_rdlock(&shared) == 0 && ll_rwlock_tryrdlock(&shared) == 0 &&
+	      word_of(&shared) == X_DECR - 2, "two readers: word %#x", word_of(&shared));
+	CHECK(in_other_thread(1) == EBUSY, "a writer beside two readers");
+	ll_rwlock_unlock(&shared);
+	ll_rwlock_unlock(&shared);
+
+	/* x recursion: 0, -X_LOCK_DECR, then one less per level; readers and others kept out. */
+	static const int words[] = { 0, -X_DECR, -X_DECR - 1, -X_DECR - 2 };
+	for (int k = 0; k < 4; k++) {
+		CHECK((k == 3 ? ll_rwlock_trywrlock(&shared) : ll_rwlock_wrlock(&shared)) == 0 &&
+		      word_of(&shared) == words[k], "write level %d: word %d", k + 1, word_of(&shared));
+		CHECK(in_other_thread(0) == EBUSY && in_other_thread(1) == EBUSY, "another thread "
+		      "in beside the writer at level %d", k + 1);
+	}
+	CHECK(ll_rwlock_rdlock(&shared) == EDEADLK && ll_rwlock_tryrdlock(&shared) == EBUSY,
+	      "the writer's own read not refused");
+	for (int k = 3; k >= 0; k--) {
+		CHECK(in_other_thread(1) == EBUSY, "a writer in with %d levels held", k + 1);
+		CHECK(ll_rwlock_unlock(&shared) == 0 && word_of(&shared) == (k ? words[k - 1] : X_DECR),
+		      "unlock of level %d: word %d", k + 1, word_of(&shared));
+	}
+	CHECK(in_other_thread(1) == 0, "the lock not free after the last write unlock");
+	ll_rwlock_destroy(&shared);
+
+	CHECK(ll_rwlock_init(&shared, algo, "x_recursion=0", &err) == 0, "%s", err.msg);
+	CHECK(ll_rwlock_wrlock(&shared) == 0 && ll_rwlock_wrlock(&shared) == EDEADLK &&
+	      ll_rwlock_trywrlock(&shared) == EDEADLK && word_of(&shared) == 0,
+	      "x_recursion=0: the writer's second write lock not refused");
+	ll_rwlock_unlock(&shared);
+	ll_rwlock_destroy(&shared);
+
+	/*
+	 * wait_ex: a writer behind a reader reserves the word (X_LOCK_DECR off);
+	 * a reader arriving later waits behind it, and enters after it.
+	 */
+	int64_t forever = -1, short_ns = 100000000;
+	init_rw(&shared, NULL);
+	atomic_store(&readers_go, 1);
+	atomic_store(&overlap, 0);
+	CHECK(ll_rwlock_rdlock(&shared) == 0, "rdlock");
+	pthread_create(&w, NULL, ib_writer, &forever);
+	wait_word(&shared, -1);
+	CHECK(in_other_thread(0) == EBUSY, "a reader in past the wait_ex writer");
+	pthread_create(&r, NULL, ib_reader, NULL);
+	sleep_ms(30);   /* the reader has spun its rounds and sleeps */
+	CHECK(!atomic_load(&ib_reader_in) && !atomic_load(&ib_writer_in), "in beside the reader");
+	ll_rwlock_unlock(&shared);
+	pthread_join(w, NULL);
+	pthread_join(r, NULL);
+	CHECK(atomic_load(&ib_writer_rc) == 0 && atomic_load(&ib_writer_in) &&
+	      atomic_load(&ib_reader_in) && !atomic_load(&overlap) &&
+	      word_of(&shared) == X_DECR, "wait_ex: writer %d, reader %d, overlap %d, word %#x",
+	      atomic_load(&ib_writer_rc), atomic_load(&ib_reader_in), atomic_load(&overlap),
+	      word_of(&shared));
+
+	/* A timed wait_ex writer gives the word back at its deadline; the reader behind gets in. */
+	atomic_store(&ib_reader_in, 0);
+	atomic_store(&ib_writer_in, 0);
+	atomic_store(&readers_go, 0);
+	CHECK(ll_rwlock_rdlock(&shared) == 0, "rdlock");
+	uint64_t t0 = ll_now_ns();
+	pthread_create(&w, NULL, ib_writer, &short_ns);
+	wait_word(&shared, -1);
+	pthread_create(&r, NULL, ib_reader, NULL);
+	pthread_join(w, NULL);
+	double ms = (double)(ll_now_ns() - t0) / 1e6;
+	CHECK(atomic_load(&ib_writer_rc) == ETIMEDOUT && ms >= 100, "timed wait_ex writer "
+	      "returned %d after %.1f ms", atomic_load(&ib_writer_rc), ms);
+	while (!atomic_load(&ib_reader_in))
+		sleep_ms(1);   /* woken by the writer's give-back: the first reader still holds it */
+	CHECK(word_of(&shared) == X_DECR - 2, "after the give-back: word %#x", word_of(&shared));
+	atomic_store(&readers_go, 1);
+	pthread_join(r, NULL);
+	ll_rwlock_unlock(&shared);
+	CHECK(word_of(&shared) == X_DECR && in_other_thread(1) == 0, "not free at the end");
+	ll_rwlock_destroy(&shared);
+
+	/* Knobs: innodb56's and x_recursion, bounds refused. */
+	CHECK(ll_rwlock_init(&shared, algo, "x_recursion=2", &err) == EINVAL, "x_recursion=2");
+	CHECK(ll_rwlock_init(&shared, algo, "sync_array_size=0", &err) == EINVAL &&
+	      strstr(err.msg, "sync_array_size"), "%s", err.msg);
+	CHECK(ll_rwlock_init(&shared, algo, "sync_spin_loops=0,spin_wait_delay=0,"
+			     "pause_multiplier=1,sync_array_size=4,spin=yield", &err) == 0, "%s",
+	      err.msg);
+	ll_rw_innodb56_t *l = (ll_rw_innodb56_t *)(void *)shared.state;
+	CHECK(l->s.spin_loops == 0 && l->s.sync_arrays == 4 && l->s.spin == LL_SPIN_YIELD &&
+	      l->x_recursion == 1, "knobs did not reach the lock");
+	ll_rwlock_destroy(&shared);
+	printf("innodb56 innodb56-rw: recursion levels, wait_ex and its timed give-back as "
+	       "drawn\n");
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct test_case tests[] = {
@@ -971,9 +1144,10 @@ int main(int argc, char **argv)
 		{ "timed", test_timed, 1 },         { "wakeup", test_wakeup, 1 },
 		{ "starvation", test_starvation, 1 }, { "recursion", test_recursion, 1 },
 		{ "revocation", test_revocation, 1 }, { "config", test_config, 0 },
+		{ "innodb56", test_innodb56, 0 },
 	};
 	const struct test_case *t = test_pick(argc, argv, tests, LL_COUNT(tests),
-					      "exclusion|try|timed|wakeup|starvation|recursion ALGO | revocation UNDER | config",
+					      "exclusion|try|timed|wakeup|starvation|recursion ALGO | revocation UNDER | config | innodb56",
 					      &algo);
 	return t ? t->run() : 2;
 }

@@ -38,7 +38,7 @@ def test_list_json_has_knobs_with_defaults():
     assert algos["futex"]["parks"]
 
 
-RWLOCKS = ["pthread", "ll", "partitioned", "bravo"]
+RWLOCKS = ["pthread", "ll", "partitioned", "innodb56-rw", "bravo"]
 
 
 def test_rwlocks_listed_after_the_mutexes():
@@ -111,7 +111,7 @@ def test_lock_opts_are_applied():
         (["list", "ll", "--lock-opts", "min_turn_ns=10000000000"],
          "option 'min_turn_ns' of lock 'll' wants an integer in [0, 4000000000]"),
         (["list", "--rwlock", "nope"],
-         "unknown rwlock 'nope' (valid: pthread, ll, partitioned, bravo)"),
+         "unknown rwlock 'nope' (valid: pthread, ll, partitioned, innodb56-rw, bravo)"),
         (["list", "--rwlock", "innodb56"], "unknown rwlock 'innodb56'"),
         (["list", "--rwlock", "ll", "--lock-opts", "bias=2"],
          "option 'bias' of rwlock 'll' wants an integer in [0, 1], got '2'"),
