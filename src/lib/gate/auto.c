@@ -58,6 +58,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/cpus.h"
 #include "gate/gate_impl.h"
 #include "locklab/spin.h"
 
@@ -159,7 +160,7 @@ static void *auto_create(const void *config)
 	if (!g)
 		return NULL;
 	memset(g, 0, sizeof(*g));
-	int cpus = ll_gate_cpus();
+	int cpus = ll_cpus_usable();
 	g->min = c->min ? c->min : cpus;
 	g->max = c->max;
 	if (g->max < g->min)

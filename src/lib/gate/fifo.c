@@ -42,6 +42,7 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include "core/cpus.h"
 #include "core/futex_sys.h"
 #include "gate/gate_impl.h"
 #include "locklab/spin.h"
@@ -56,7 +57,7 @@ void gate_queue_init(struct gate_queue *q, int64_t limit, const struct gate_queu
 	q->pace = (uint64_t)c->handoff_pace;
 	pthread_mutex_init(&q->lock, NULL);
 	q->head = q->tail = NULL;
-	q->cpus = ll_gate_cpus();
+	q->cpus = ll_cpus_usable();
 	atomic_init(&q->calm_until, 0);
 	atomic_init(&q->handoff_ns, 0);
 	atomic_init(&q->handoffs, 0);

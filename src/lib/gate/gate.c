@@ -14,7 +14,6 @@
  * Only the thread itself reads or writes its ll_gate_thread_t.
  */
 #include <errno.h>
-#include <sched.h>
 #include <stdalign.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -41,14 +40,6 @@ struct ll_gate {
 const struct ll_gate_policy_info *ll_gate_policy_at(size_t i)
 {
 	return i < NPOLICIES ? &policies[i]->info : NULL;
-}
-
-int ll_gate_cpus(void)
-{
-	cpu_set_t set;
-	if (sched_getaffinity(0, sizeof(set), &set) == 0 && CPU_COUNT(&set) > 0)
-		return CPU_COUNT(&set);
-	return 1;
 }
 
 static const char *policy_name(size_t i, const void *ctx)

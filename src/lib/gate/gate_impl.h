@@ -140,7 +140,4 @@ void gate_queue_reset_stats(struct gate_queue *q);
 /* A new N: a larger one admits queued threads at once, a smaller one lets slots drain. */
 void gate_queue_set_limit(struct gate_queue *q, int64_t limit);
 
-/* CPUs this process may run on. */
-int ll_gate_cpus(void);
-
 #endif

@@ -47,6 +47,7 @@
 
 #include "locklab/ll.h"
 #include "locks/algo.h"
+#include "core/cpus.h"
 #include "core/futex_sys.h"
 #include "locks/ll/park.h"
 
@@ -63,10 +64,7 @@ static pthread_once_t auto_pollers_once = PTHREAD_ONCE_INIT;
 
 static void count_auto_pollers(void)
 {
-	cpu_set_t set;
-	int cpus = 1;
-	if (sched_getaffinity(0, sizeof(set), &set) == 0 && CPU_COUNT(&set) > 0)
-		cpus = CPU_COUNT(&set);
+	int cpus = ll_cpus_usable();
 	auto_pollers = cpus >= 8 ? 255 : 32 * cpus - 1;
 }
 
@@ -381,8 +379,8 @@ static int heir_look(ll_own_t *l, unsigned parity)
  * The heir: wait until the lock is free or granted to us.  It does not
  * spin (the pollers keep the CPUs busy).  Two ways to sleep:
  *   SLEEPING set: the next release wakes us (the lock may be going idle);
- *   napping: the holder wakes us near the end of its turn (or grants us the
- *     lock), and after a turn and a lead we look anyway.  A heir promoted
+ *   napping: the holder's grant at the end of its turn wakes us, and after
+ *     a turn and 50 us we look anyway.  A heir promoted
  *     from the queue naps from the start (the queue says the lock is busy);
  *     a heir that found the slot free naps after a wake-up found the lock
  *     taken again: the holder re-acquires back to back, and waking on its
@@ -404,7 +402,7 @@ static int heir_wait(ll_own_t *l, unsigned parity, const struct timespec *abs_mo
 			break;
 		if (abs_mono && ll_deadline_passed(abs_mono))
 			return heir_timeout(l, parity);
-		unsigned s = heir_mark(l, parity, 0, 0);
+		unsigned s = heir_mark(l, parity, 0, 0);   /* still the heir? */
 		if (!s) {
 			take_grant(l, parity);
 			return 0;
