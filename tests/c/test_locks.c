@@ -871,13 +871,7 @@ static void *poll_main(void *p)
 	for (long i = 0; i < iters; i++) {
 		if (i % 3 == 2) {
 			/* Deadlines of 10 us: pollers must leave the count when they give up. */
-			struct timespec ts;
-			clock_gettime(CLOCK_MONOTONIC, &ts);
-			ts.tv_nsec += 10000;
-			if (ts.tv_nsec >= 1000000000) {
-				ts.tv_sec++;
-				ts.tv_nsec -= 1000000000;
-			}
+			struct timespec ts = ll_deadline_after_ns(10000);
 			if (ll_own_timedlock(&poll_lock, &ts) != 0) {
 				i--;
 				continue;

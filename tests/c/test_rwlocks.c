@@ -429,35 +429,31 @@ static void check_free_taken(enum side s, enum how how, const struct timespec *d
 static int n_far, n_past;
 static double slowest_past;
 
-static void check_far(enum side s, enum how how, const struct timespec *dl, int64_t rel_ns)
+/*
+ * A deadline in the far future (far) waits for the writer's release and
+ * takes the lock; one in the past times out at once, the writer still in.
+ */
+static void check_deadline(enum side s, enum how how, const struct timespec *dl, int64_t rel_ns,
+			   int far)
 {
 	double waited;
 	int released;
 	if (how != REL)
 		check_free_taken(s, how, dl);
 	/* A writer holds it: a reader and a writer both wait. */
-	int rc = edge_wait(WR, s, how, dl, rel_ns, 30, &waited, &released);
-	CHECK(rc == 0 && released, "%s: %s with deadline %lld.%09ld%s (far future): returned %d "
-	      "after %.3f ms, the writer %s", algo, side_name[s], dl ? (long long)dl->tv_sec : 0,
-	      dl ? dl->tv_nsec : 0, how == REAL ? " realtime" : how == REL ? " relative" : "", rc,
-	      waited, released ? "had released" : "still held it");
-	n_far++;
-}
-
-static void check_past(enum side s, enum how how, const struct timespec *dl, int64_t rel_ns)
-{
-	double waited;
-	int released;
-	if (how != REL)
-		check_free_taken(s, how, dl);
-	int rc = edge_wait(WR, s, how, dl, rel_ns, 3000, &waited, &released);
-	CHECK(rc == ETIMEDOUT && !released, "%s: %s with deadline %lld.%09ld%s (past): returned %d "
-	      "after %.3f ms, the writer %s", algo, side_name[s], dl ? (long long)dl->tv_sec : 0,
-	      dl ? dl->tv_nsec : 0, how == REAL ? " realtime" : how == REL ? " relative" : "", rc,
-	      waited, released ? "had released" : "still held it");
-	if (waited > slowest_past)
-		slowest_past = waited;
-	n_past++;
+	int rc = edge_wait(WR, s, how, dl, rel_ns, far ? 30 : 3000, &waited, &released);
+	CHECK(far ? rc == 0 && released : rc == ETIMEDOUT && !released,
+	      "%s: %s with deadline %lld.%09ld%s (%s): returned %d after %.3f ms, the writer %s",
+	      algo, side_name[s], dl ? (long long)dl->tv_sec : 0, dl ? dl->tv_nsec : 0,
+	      how == REAL ? " realtime" : how == REL ? " relative" : "", far ? "far future" : "past",
+	      rc, waited, released ? "had released" : "still held it");
+	if (far) {
+		n_far++;
+	} else {
+		if (waited > slowest_past)
+			slowest_past = waited;
+		n_past++;
+	}
 }
 
 static void check_edge_deadlines(enum side s)
@@ -478,23 +474,23 @@ static void check_edge_deadlines(enum side s)
 			if (far_nsec[j] == 709551616 && far_sec[i] != INT64_C(18446744073))
 				continue;
 			struct timespec dl = { .tv_sec = sec, .tv_nsec = far_nsec[j] };
-			check_far(s, MONO, &dl, 0);
+			check_deadline(s, MONO, &dl, 0, 1);
 			if (j == 0)
-				check_far(s, REAL, &dl, 0);
+				check_deadline(s, REAL, &dl, 0, 1);
 		}
 	}
-	check_far(s, REL, NULL, INT64_MAX);
+	check_deadline(s, REL, NULL, INT64_MAX, 1);
 	for (size_t i = 0; i < LL_COUNT(past_sec); i++) {
 		time_t sec = past_sec[i] == INT64_MIN ? tmin : (time_t)past_sec[i];
 		for (size_t j = 0; j < LL_COUNT(past_nsec); j++) {
 			struct timespec dl = { .tv_sec = sec, .tv_nsec = past_nsec[j] };
-			check_past(s, MONO, &dl, 0);
+			check_deadline(s, MONO, &dl, 0, 0);
 			if (j == 0)
-				check_past(s, REAL, &dl, 0);
+				check_deadline(s, REAL, &dl, 0, 0);
 		}
 	}
-	check_past(s, REL, NULL, INT64_MIN);
-	check_past(s, REL, NULL, 0);
+	check_deadline(s, REL, NULL, INT64_MIN, 0);
+	check_deadline(s, REL, NULL, 0, 0);
 
 	/* No time at all, whatever the seconds, on either clock. */
 	const long bad_nsec[] = { -1, 1000000000L, LONG_MIN, LONG_MAX };
