@@ -12,7 +12,8 @@ from pathlib import Path
 from . import __version__, compare, machine, native, presets, profile, programs, store, sweep
 from . import run as swap_run
 from .errors import LocklabError
-from .options import MAX_NS, MAX_REPEAT, MAX_SECONDS, MAX_THREADS, int_list, name_list, number
+from .options import (MAX_NS, MAX_REPEAT, MAX_SECONDS, MAX_THREADS, int_list, name_list, number,
+                      number_list)
 
 # Handed to locklab-bench whole, before argparse sees them: their options are the C
 # tool's, and argparse cannot pass options through untouched.
@@ -22,9 +23,10 @@ PASSTHROUGH = {
     "moncost": "what the lock monitor costs uncontended locks (locklab-bench moncost ...)",
 }
 AXES = ("locks", "lock_opts", "threads", "mutexes", "hold_ns", "outside_ns", "workload", "gates",
-        "workload_opts", "programs")
+        "workload_opts", "read_pct", "programs")
 # The options whose names are not their axis's.
 OPTION = {"gates": "--gate", "programs": "--program"}
+WORKLOADS = ("mutex", "server", presets.RW_WORKLOAD)
 
 
 class Parser(argparse.ArgumentParser):
@@ -83,6 +85,8 @@ def cmd_sweep(args: argparse.Namespace) -> int:
                   file=sys.stderr)
     else:
         spec = presets.spec(programs.preset_of(args.preset, given), given)
+        if spec.get("programs") and args.read_pct is not None:
+            raise LocklabError("--read-pct does not apply to --preset programs")
         if spec.get("programs"):
             spec["locks"] = programs.expand_locks(spec["locks"])
             spec["locks"] += [programs.site_lock(e) for e in dict.fromkeys(args.lock_for)]
@@ -91,7 +95,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
             raise LocklabError("--lock-for swaps a program's named mutexes: give --program "
                                "or --preset programs")
         else:
-            spec["locks"] = sweep.expand_locks(spec["locks"])
+            spec["locks"] = sweep.expand_locks(spec["locks"], spec.get("workload", "mutex"))
             sweep.validate(spec)
         sweep.check_environment(spec)
         described, floor = machine.describe(), machine.floor()
@@ -168,6 +172,7 @@ def build_parser() -> argparse.ArgumentParser:
                     "whole grid "
                     "(--locks adds to its locks); peers: every lock on one mutex; server-locks: "
                     "every lock that parks in the server workload, three shapes, no gate; "
+                    "rw: every rwlock, glibc's in both preferences, at 5 read fractions; "
                     "concurrency, concurrency-quick: the innodb_thread_concurrency study's server "
                     "behind admission "
                     "gates (docs/admission.md); programs: memcached and MariaDB with their "
@@ -177,7 +182,9 @@ def build_parser() -> argparse.ArgumentParser:
                     choices=sorted(programs.PROGRAMS), metavar="NAME",
                     help="programs: run this program only (memcached, mariadb); repeat for "
                     "both; implies --preset programs")
-    sw.add_argument("--locks", type=name_list, metavar="L,...", help="lock names, or 'all'")
+    sw.add_argument("--locks", type=name_list, metavar="L,...",
+                    help="lock names (NAME:K=V,... with the lock's own options), or 'all'; "
+                    "rw: rwlock names (locklab list --rwlock)")
     sw.add_argument("--lock-for", action="append", default=[], metavar="SITE=NAME[:K=V,...]",
                     help="programs: one more lock, NAME for the mutexes named SITE (as `locklab "
                     "profile` names a lock) and glibc's for the rest, stored as NAME@SITE; "
@@ -195,10 +202,12 @@ def build_parser() -> argparse.ArgumentParser:
                     help="ns of work with the lock held")
     sw.add_argument("--outside-ns", type=int_list(0, MAX_NS), metavar="O,...",
                     help="ns of work between unlock and the next lock (0)")
-    sw.add_argument("--workload", choices=("mutex", "server"),
+    sw.add_argument("--workload", choices=WORKLOADS,
                     help="mutex: the lock loop (default); server: a database server's clients, "
                     "--mutexes secondary mutexes, --hold-ns on the hot mutex, --outside-ns "
-                    "outside the gate")
+                    "outside the gate; rw: threads reading or writing one rwlock")
+    sw.add_argument("--read-pct", type=number_list(0, 100), metavar="P,...",
+                    help="rw: percent of the operations that read (100,99.9,99,90,50)")
     sw.add_argument("--gate", dest="gates", action="append", metavar="POLICY[:K=V,...]",
                     help="server: an admission gate (innodb, fifo, auto; none for no gate); "
                     "repeat for several")

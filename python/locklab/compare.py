@@ -9,23 +9,44 @@ from .errors import LocklabError
 from .sweep import PROGRAM
 
 # Points of two runs match on these; lock_opts is left out so that a lock can be
-# compared with itself under other options (sweep A default, sweep B tuned).
+# compared with itself under other options (sweep A default, sweep B tuned). An rw
+# point's read fraction is in its workload_opts.
 MATCH = ("workload", "lock", "gate", "gate_opts", "workload_opts", "threads", "mutexes",
          "hold_ns", "outside_ns")
 RATIOS = ("ns_per_iter", "ops_per_sec")
 
 
-def _by_key(conn: sqlite3.Connection, run_id: int) -> dict[tuple, dict]:
-    out: dict[tuple, dict] = {}
-    for p in store.medians(store.points(conn, run_id)):
-        key = tuple(p[k] for k in MATCH)
-        if key in out:
-            raise LocklabError(
-                f"run {run_id} has {p['lock']} under several --lock-opts; "
-                "compare matches points on the lock name alone"
-            )
-        out[key] = p
+def _variants(points: list[dict]) -> dict[tuple[str, str], set[str]]:
+    """(workload, lock) -> the lock's options it ran under."""
+    out: dict[tuple[str, str], set[str]] = {}
+    for p in points:
+        out.setdefault((p["workload"], p["lock"]), set()).add(p["lock_opts"])
     return out
+
+
+def _by_key(points: list[dict], several: set[tuple[str, str]]) -> dict[tuple, dict]:
+    """MATCH's values, and the lock's options for a lock in SEVERAL -> median point."""
+    return {(*(p[k] for k in MATCH),
+             p["lock_opts"] if (p["workload"], p["lock"]) in several else None): p
+            for p in points}
+
+
+def _matched(conn: sqlite3.Connection, run_a: int,
+             run_b: int) -> tuple[dict[tuple, dict], dict[tuple, dict]]:
+    """Both runs' points by key. A lock under one set of options in each run matches on
+    its name alone; one that both runs swept under several variants (the rw preset's
+    glibc rwlock in both preferences) matches variant by variant."""
+    a, b = (store.medians(store.points(conn, run)) for run in (run_a, run_b))
+    va, vb = _variants(a), _variants(b)
+    for key in va.keys() & vb.keys():
+        if (len(va[key]) > 1) != (len(vb[key]) > 1):
+            run, other = (run_a, run_b) if len(va[key]) > 1 else (run_b, run_a)
+            raise LocklabError(
+                f"run {run} has {key[1]} under several --lock-opts and run {other} under one; "
+                "compare cannot tell which to match"
+            )
+    several = {key for key in va.keys() & vb.keys() if len(va[key]) > 1}
+    return _by_key(a, several), _by_key(b, several)
 
 
 def _ratio(a, b) -> float | None:
@@ -38,13 +59,13 @@ def _workloads(points: dict[tuple, dict]) -> str:
 
 def ratios(conn: sqlite3.Connection, run_a: int, run_b: int) -> dict:
     """Per matched point B/A of each RATIOS metric (medians over repeats)."""
-    a, b = _by_key(conn, run_a), _by_key(conn, run_b)
+    a, b = _matched(conn, run_a, run_b)
     if a and b and not {p["workload"] for p in a.values()} & {p["workload"] for p in b.values()}:
         # A mutex point's iteration and a server point's query are different units.
         raise LocklabError(f"run {run_a} measured the {_workloads(a)} workload and run {run_b} "
                            f"the {_workloads(b)} workload: no point of one compares with the other")
     rows = []
-    for key in sorted(a.keys() & b.keys()):
+    for key in sorted(a.keys() & b.keys(), key=lambda k: (*k[:-1], k[-1] or "")):
         pa, pb = a[key], b[key]
         row = dict(zip(MATCH, key), lock_opts_a=pa["lock_opts"], lock_opts_b=pb["lock_opts"])
         for metric in RATIOS:
@@ -78,7 +99,11 @@ def _name(row: dict) -> str:
     name = row["lock"]
     if row["lock_opts_a"] != row["lock_opts_b"]:
         name += f" [{row['lock_opts_a'] or '-'} / {row['lock_opts_b'] or '-'}]"
-    if row["workload"].startswith(PROGRAM):
+    elif row["lock_opts_a"]:
+        name += f" [{row['lock_opts_a']}]"
+    if row["workload"] == "rw":
+        name += f" rw {store.read_pct(row['workload_opts']):g}% reads"
+    elif row["workload"].startswith(PROGRAM):
         name += f" {row['workload'].removeprefix(PROGRAM)}"
         name += f" {row['workload_opts']}" if row["workload_opts"] else ""
     elif row["workload"] != "mutex":

@@ -32,6 +32,16 @@ def int_list(minimum: int, maximum: int):
     return parse
 
 
+def number_list(minimum: float, maximum: float):
+    """Comma-separated finite numbers in [minimum, maximum], duplicates dropped."""
+    one = number(minimum, maximum)
+
+    def parse(text: str) -> list[float]:
+        return list(dict.fromkeys(one(v.strip()) for v in text.split(",")))
+
+    return parse
+
+
 def name_list(text: str) -> list[str]:
     """Comma-separated names, none empty, duplicates dropped."""
     names = [n.strip() for n in text.split(",")]

@@ -86,14 +86,37 @@ PROGRAM_METRICS = (
     ("swap_passthrough", "INTEGER"),
 )
 PROGRAM_METRIC_NAMES = tuple(name for name, _ in PROGRAM_METRICS)
+# What only the rw workload reports (NULL for the others; src/bench/rw.c): per class
+# (read, write) its operations, the mean ns of a sampled lock+hold+unlock, the wait to
+# acquire (p99, max) and Jain's index over the threads; whether the exclusion check
+# held (1) or saw a writer beside anyone (0). Its ns per op of either class and CPU ns
+# per op are stored as ns_per_iter and cpu_ns_per_iter (RW_SAME).
+RW_METRICS = (
+    ("read_ops", "INTEGER"),
+    ("write_ops", "INTEGER"),
+    ("read_ns_per_op", "REAL"),
+    ("write_ns_per_op", "REAL"),
+    ("read_wait_ns_p99", "REAL"),
+    ("read_wait_ns_max", "REAL"),
+    ("write_wait_ns_p99", "REAL"),
+    ("write_wait_ns_max", "REAL"),
+    ("read_jain", "REAL"),
+    ("write_jain", "REAL"),
+    ("exclusion_ok", "INTEGER"),
+)
+RW_METRIC_NAMES = tuple(name for name, _ in RW_METRICS)
+# Columns the rw workload's line names otherwise: column, its key there.
+RW_SAME = (("ns_per_iter", "ns_per_op"), ("cpu_ns_per_iter", "cpu_ns_per_op"))
 # Every metric a point may carry, in column order.
-ALL_METRIC_NAMES = (*METRIC_NAMES, *SERVER_METRIC_NAMES, *PROGRAM_METRIC_NAMES)
+ALL_METRIC_NAMES = (*METRIC_NAMES, *SERVER_METRIC_NAMES, *PROGRAM_METRIC_NAMES,
+                    *RW_METRIC_NAMES)
 # The largest id SQLite gives a row.
 MAX_ROWID = 2 ** 63 - 1
 MACHINE = ("cpu_model", "cores", "kernel", "glibc", "version")
 # Columns added after the first release, with their type: connect() adds them to older files.
 ADDED_COLUMNS = (("instrument", "INTEGER NOT NULL DEFAULT 0"),
-                 ("gate_handoffs", "INTEGER"), ("gate_barges", "INTEGER"), *PROGRAM_METRICS)
+                 ("gate_handoffs", "INTEGER"), ("gate_barges", "INTEGER"), *PROGRAM_METRICS,
+                 *RW_METRICS)
 # The columns a point is reported with, in order (CSV, JSON, compare).
 POINT_COLUMNS = (*Point._fields, "ok", "error", "wall_s", "finished", "instrument",
                  *ALL_METRIC_NAMES)
@@ -118,7 +141,7 @@ CREATE TABLE IF NOT EXISTS points (
     ok INTEGER NOT NULL, error TEXT, wall_s REAL, finished TEXT NOT NULL,
     instrument INTEGER NOT NULL DEFAULT 0,
     {", ".join(f"{name} {kind}"
-               for name, kind in (*METRICS, *SERVER_METRICS, *PROGRAM_METRICS))},
+               for name, kind in (*METRICS, *SERVER_METRICS, *PROGRAM_METRICS, *RW_METRICS))},
     raw TEXT,
     UNIQUE (run_id, lock, lock_opts, threads, mutexes, hold_ns, outside_ns, rep,
             workload, gate, gate_opts, workload_opts)
@@ -285,6 +308,7 @@ def record_point(
     instrument: the point ran with the lock monitor's statistics on (sweep --instrument).
     """
     result = result or {}
+    result = {**{col: result[key] for col, key in RW_SAME if key in result}, **result}
     cols = (*Point._fields, "ok", "error", "wall_s", "finished", "instrument", *ALL_METRIC_NAMES,
             "raw")
     values = (
@@ -338,6 +362,26 @@ def _number(value):
     if isinstance(value, bool):
         return int(value)
     return value if isinstance(value, (int, float)) else None
+
+
+# An rw point's read fraction, kept in its workload options (so in the point's key):
+# 'read_pct=99.9'.
+READ_PCT = "read_pct="
+
+
+def pct_text(pct: float) -> str:
+    """A read percentage as the key and locklab-bench's --read-pct spell it: 99.9, 100."""
+    return f"{pct:.10g}"
+
+
+def rw_opts(pct: float) -> str:
+    """The workload options of an rw point reading PCT percent of the time."""
+    return READ_PCT + pct_text(pct)
+
+
+def read_pct(workload_opts: str) -> float:
+    """An rw point's read percentage, from its workload options."""
+    return float(workload_opts.removeprefix(READ_PCT))
 
 
 def lock_label(lock: str, lock_opts: str) -> str:

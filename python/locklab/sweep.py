@@ -24,22 +24,43 @@ from .store import Point
 # Keys locklab-bench's JSON line must carry for a point to count as measured.
 REQUIRED = ("lock", "lock_opts", "threads", "mutexes", "hold_ns", "outside_ns",
             *store.METRIC_NAMES, "version")
+# The rw workload's line (src/bench/rw.c): one rwlock, an op of either class.
+RW = presets.RW_WORKLOAD
+RW_REQUIRED = ("lock", "lock_opts", "threads", "read_pct", "hold_ns", "outside_ns",
+               "duration_s", "ns_per_op", "ops_per_sec", "cpu_ns_per_op", *store.RW_METRIC_NAMES,
+               "version")
+# The rw workload times one op in this many of each class. Reading the clock costs as
+# much as a read lock: read-only points time almost none (their waits are nobody's);
+# with writes, one in 16 of each class, for the writers' wait (scripts/rw-figures.py's).
+RW_SAMPLE_EVERY, RW_SAMPLE_EVERY_READ_ONLY = 16, 1 << 20
 
 
-def expand_locks(locks: list[str]) -> list[str]:
+def kind_of(workload: str) -> str:
+    """The table of `locklab-bench list` a workload's locks come from."""
+    return "rwlock" if workload == RW else "mutex"
+
+
+def expand_locks(locks: list[str], workload: str = "mutex") -> list[str]:
     """The lock list with 'all' replaced by every lock locklab-bench knows, 'parks' by
-    every one of them that parks its waiters."""
+    every one of them that parks its waiters (the rwlocks, for the rw workload)."""
     if not {presets.ALL, presets.PARKS} & set(locks):
         return locks
-    return presets.resolve_locks(locks, native.algorithms())
+    return presets.resolve_locks(locks, native.algorithms(kind=kind_of(workload)))
+
+
+def join_opts(*opts: str) -> str:
+    return ",".join(o for o in opts if o)
 
 
 def validate(spec: dict) -> None:
     """Let locklab-bench refuse an unknown lock or option now, not mid-sweep."""
     for part in parts(spec):
+        workload = part.get("workload", "mutex")
+        check_rw_axes(part, workload)
         for lock, opts in itertools.product(part["locks"], part["lock_opts"]):
-            native.algorithms(lock, opts or None)
-        if part.get("workload", "mutex") != "server":
+            name, own = presets.split_lock(lock)
+            native.algorithms(name, join_opts(own, opts) or None, kind=kind_of(workload))
+        if workload != "server":
             # The mutex workload has no gate and no workload options: points labelled
             # with them would all be the same measurement under different names.
             given = [option for option, axis, unset in SERVER_ONLY
@@ -54,6 +75,22 @@ def validate(spec: dict) -> None:
             native.run_bench(["bench", "--workload", "server", "--lock", part["locks"][0],
                               "--threads", "1", "--iterations", "1",
                               *server_args(policy, gopts, wopts)])
+
+
+def check_rw_axes(part: dict, workload: str) -> None:
+    """Refuse the rw workload's axis elsewhere, and what the rw workload does not take."""
+    if workload != RW:
+        if part.get("read_pct") is not None:
+            raise LocklabError("--read-pct applies to --workload rw only")
+        return
+    if any(m != 1 for m in part["mutexes"]):
+        raise LocklabError("--mutexes does not apply to --workload rw: it measures one rwlock")
+    if part.get("instrument"):
+        raise LocklabError("--instrument does not apply to --workload rw (the lock monitor "
+                           "watches mutexes)")
+    bad = [p for p in part["read_pct"] if not 0 <= p <= 100]
+    if not part["read_pct"] or bad:
+        raise LocklabError(f"--read-pct wants percentages in [0, 100], got {bad or 'none'}")
 
 
 # Options the mutex workload does not take: option, spec axis, the values that mean "unset".
@@ -118,20 +155,28 @@ def shapes(spec: dict) -> list[dict]:
     return [{**own, **shape} for shape in spec.get("shapes") or [{}]]
 
 
+def workload_opts(spec: dict) -> list[str]:
+    """The workload options of the spec's points: the rw workload's read fractions, or
+    the server workload's options as given."""
+    if spec.get("workload") == RW:
+        return [store.rw_opts(pct) for pct in spec["read_pct"]]
+    return spec.get("workload_opts", [""])
+
+
 def _cross(spec: dict) -> list[Point]:
     workload = spec.get("workload", "mutex")
     return [
-        Point(lock, opts, threads, mutexes, hold, outside, rep, workload,
+        Point(name, join_opts(own, opts), threads, mutexes, hold, outside, rep, workload,
               *split_gate(gate), wopts)
         for rep in range(spec["repeat"])
         for shape in shapes(spec)
         for hold in shape["hold_ns"]
         for outside in shape["outside_ns"]
         for mutexes in shape["mutexes"]
-        for wopts in spec.get("workload_opts", [""])
+        for wopts in workload_opts(spec)
         for threads in spec["threads"]
         for gate in spec.get("gates", [""])
-        for lock in spec["locks"]
+        for name, own in map(presets.split_lock, spec["locks"])
         for opts in spec["lock_opts"]
     ]
 
@@ -175,6 +220,11 @@ def label(point: Point, repeat: int) -> str:
         text += f" {point.workload_opts}" if point.workload_opts else ""
         text += f" c={point.threads}"
         return text + (f" r={point.rep + 1}/{repeat}" if repeat > 1 else "")
+    if point.workload == RW:
+        text = f"{lock} t={point.threads} h={point.hold_ns}"
+        text += f" o={point.outside_ns}" if point.outside_ns else ""
+        text += f" rw {store.read_pct(point.workload_opts):g}% reads"
+        return text + (f" r={point.rep + 1}/{repeat}" if repeat > 1 else "")
     text = f"{lock} t={point.threads} m={point.mutexes} h={point.hold_ns}"
     if point.outside_ns:
         text += f" o={point.outside_ns}"
@@ -191,11 +241,18 @@ def bench_args(point: Point, spec: dict) -> list[str]:
     args = ["bench", "--lock", point.lock]
     if point.workload != "mutex":
         args[1:1] = ["--workload", point.workload]
+    if point.workload == "server":
         args += server_args(point.gate, point.gate_opts, point.workload_opts)
     if point.lock_opts:
         args += ["--lock-opts", point.lock_opts]
+    args += ["--threads", str(point.threads)]
+    if point.workload == RW:
+        pct = store.read_pct(point.workload_opts)
+        every = RW_SAMPLE_EVERY_READ_ONLY if pct == 100 else RW_SAMPLE_EVERY
+        args += ["--read-pct", store.pct_text(pct), "--sample-every", str(every)]
+    else:
+        args += ["--mutexes", str(point.mutexes)]
     return args + [
-        "--threads", str(point.threads), "--mutexes", str(point.mutexes),
         "--hold-ns", str(point.hold_ns), "--outside-ns", str(point.outside_ns),
         "--duration", str(spec["duration"]), "--warmup", str(spec["warmup"]), "--json",
     ] + (["--instrument"] if spec.get("instrument") else [])
@@ -243,7 +300,7 @@ def run_point(point: Point, spec: dict) -> dict:
             # Ctrl-C on a terminal reaches the whole process group: the benchmark died
             # of it first. The user interrupted the sweep; the point did not fail.
             raise KeyboardInterrupt
-        error, result = judge(proc.returncode, out, err)
+        error, result = judge(proc.returncode, out, err, point.workload)
     asked = bool(spec.get("instrument"))
     measured = result.get("instrument", asked) if result else asked
     if error is None and measured != asked:
@@ -253,7 +310,8 @@ def run_point(point: Point, spec: dict) -> dict:
             "wall_s": time.monotonic() - start, "instrument": bool(measured)}
 
 
-def judge(status: int, out: str, err: str) -> tuple[str | None, dict | None]:
+def judge(status: int, out: str, err: str,
+          workload: str = "mutex") -> tuple[str | None, dict | None]:
     """(error or None, the parsed JSON object or None) from how locklab-bench ended."""
     lines = out.strip().splitlines()
     try:
@@ -269,12 +327,14 @@ def judge(status: int, out: str, err: str) -> tuple[str | None, dict | None]:
         return f"killed by {name}" + (f": {said}" if said else ""), result
     if result is not None and result.get("mutex_ok") is False:
         return "mutual exclusion violated" + (f": {said}" if said else ""), result
+    if result is not None and result.get("exclusion_ok") is False:
+        return said or "rwlock exclusion violated", result
     if status != 0:
         return said or f"exit status {status}", result
     if result is None:
         shown = lines[-1][:120] if lines else ""
         return f"bad JSON from locklab-bench: {shown!r}", None
-    missing = [key for key in REQUIRED if key not in result]
+    missing = [key for key in (RW_REQUIRED if workload == RW else REQUIRED) if key not in result]
     if missing:
         return f"JSON from locklab-bench lacks {', '.join(missing)}", result
     return None, result
