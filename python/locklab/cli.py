@@ -125,7 +125,7 @@ def cmd_report(args: argparse.Namespace) -> int:
     run_id = store.resolve_run(conn, args.run)
     index = report.write(conn, run_id, args.out or Path(f"locklab-report-{run_id}"))
     print(index)
-    for name in report.TARGET_FILES:  # a server run's targets, met or MISSED
+    for name in report.TARGET_FILES:  # a server or rw run's targets, met or MISSED
         checked = index.parent / name
         if checked.exists():
             print(checked.read_text(encoding="utf-8"), end="")

@@ -77,7 +77,7 @@ def server_panels(points: list[dict]) -> dict[tuple[int, int, int], dict[tuple[s
     return dict(sorted(out.items()))
 
 
-def _check(rows: list[dict], where, target: str, threads, value: float, bound: float,
+def add_check(rows: list[dict], where, target: str, threads, value: float, bound: float,
            ok: bool) -> None:
     rows.append({"where": where, "target": target, "threads": threads, "ll": value,
                  "bound": bound, "ok": ok})
@@ -93,36 +93,36 @@ def check(points: list[dict]) -> list[dict]:
         others = lambda t: [panel[(l, t)] for l in locks if l != CANDIDATE and (l, t) in panel]
         if 1 in ll and others(1):
             fastest = min(p["ns_per_iter"] for p in others(1))
-            _check(rows, hold, "ns/iter vs fastest", 1, ll[1]["ns_per_iter"], 1.1 * fastest,
+            add_check(rows, hold, "ns/iter vs fastest", 1, ll[1]["ns_per_iter"], 1.1 * fastest,
                    ll[1]["ns_per_iter"] <= 1.1 * fastest)
         if 2 in ll and others(2):
             best = max(p["ops_per_sec"] for p in others(2))
-            _check(rows, hold, "ops/s vs best", 2, ll[2]["ops_per_sec"], best,
+            add_check(rows, hold, "ops/s vs best", 2, ll[2]["ops_per_sec"], best,
                    ll[2]["ops_per_sec"] >= best)
-            _check(rows, hold, "Jain", 2, ll[2]["jain"], 0.9, ll[2]["jain"] >= 0.9)
+            add_check(rows, hold, "Jain", 2, ll[2]["jain"], 0.9, ll[2]["jain"] >= 0.9)
         for t in (t for t in threads if HIGH[0] <= t <= HIGH[1]):
             p = ll[t]
             base = panel.get((BASELINE, t))
             if base:
-                _check(rows, hold, "ops/s vs 1.25x pthread", t, p["ops_per_sec"],
+                add_check(rows, hold, "ops/s vs 1.25x pthread", t, p["ops_per_sec"],
                        1.25 * base["ops_per_sec"], p["ops_per_sec"] >= 1.25 * base["ops_per_sec"])
-                _check(rows, hold, "CPU ns/iter vs pthread", t, p["cpu_ns_per_iter"],
+                add_check(rows, hold, "CPU ns/iter vs pthread", t, p["cpu_ns_per_iter"],
                        base["cpu_ns_per_iter"], p["cpu_ns_per_iter"] <= base["cpu_ns_per_iter"])
-                _check(rows, hold, "max wait vs pthread", t, p["wait_ns_max"],
+                add_check(rows, hold, "max wait vs pthread", t, p["wait_ns_max"],
                        base["wait_ns_max"], p["wait_ns_max"] <= base["wait_ns_max"])
             fair = [o["ops_per_sec"] for o in others(t) if o["jain"] >= 0.8]
             if fair:
-                _check(rows, hold, "ops/s vs best fair (Jain >= 0.8)", t, p["ops_per_sec"],
+                add_check(rows, hold, "ops/s vs best fair (Jain >= 0.8)", t, p["ops_per_sec"],
                        max(fair), p["ops_per_sec"] >= max(fair))
-            _check(rows, hold, "Jain", t, p["jain"], 0.9, p["jain"] >= 0.9)
+            add_check(rows, hold, "Jain", t, p["jain"], 0.9, p["jain"] >= 0.9)
             if hold:
                 bound = SERIAL_SHARE * 1e9 / hold
-                _check(rows, hold, f"ops/s vs {SERIAL_SHARE} of the serial bound", t,
+                add_check(rows, hold, f"ops/s vs {SERIAL_SHARE} of the serial bound", t,
                        p["ops_per_sec"], bound, p["ops_per_sec"] >= bound)
         if threads and threads[-1] >= HIGH[1]:
             best = max(q["ops_per_sec"] for q in ll.values())
             last = ll[threads[-1]]["ops_per_sec"]
-            _check(rows, hold, "flat: ops/s vs own best", threads[-1], last, 0.9 * best,
+            add_check(rows, hold, "flat: ops/s vs own best", threads[-1], last, 0.9 * best,
                    last >= 0.9 * best)
     return rows
 
@@ -136,18 +136,18 @@ def server_check(points: list[dict]) -> list[dict]:
             rivals = [panel[(lock, t)] for lock in SERVER_RIVALS if (lock, t) in panel]
             if rivals:
                 best = max(q["ops_per_sec"] for q in rivals)
-                _check(rows, key, f"qps vs best of {', '.join(SERVER_RIVALS)}", t,
+                add_check(rows, key, f"qps vs best of {', '.join(SERVER_RIVALS)}", t,
                        p["ops_per_sec"], best, p["ops_per_sec"] >= best)
-            _check(rows, key, "Jain", t, p["jain"], SERVER_JAIN, p["jain"] >= SERVER_JAIN)
+            add_check(rows, key, "Jain", t, p["jain"], SERVER_JAIN, p["jain"] >= SERVER_JAIN)
             base = panel.get((BASELINE, t))
             if base and p["cpu_idle_pct"] is not None and base["cpu_idle_pct"] is not None:
                 bound = base["cpu_idle_pct"] + SERVER_IDLE_POINTS
-                _check(rows, key, f"CPU idle % vs pthread's + {SERVER_IDLE_POINTS:g}", t,
+                add_check(rows, key, f"CPU idle % vs pthread's + {SERVER_IDLE_POINTS:g}", t,
                        p["cpu_idle_pct"], bound, p["cpu_idle_pct"] <= bound)
     return rows
 
 
-def _ratios(panels: dict) -> dict:
+def panel_ratios(panels: dict) -> dict:
     """panel key -> other lock -> threads -> ll's throughput / that lock's."""
     out = {}
     for key, panel in panels.items():
@@ -163,12 +163,12 @@ def _ratios(panels: dict) -> dict:
 
 def ratios(points: list[dict]) -> dict[int, dict[str, dict[int, float]]]:
     """hold -> other lock -> threads -> ll's throughput / that lock's (one mutex)."""
-    return _ratios(_panels(points))
+    return panel_ratios(_panels(points))
 
 
 def server_ratios(points: list[dict]) -> dict[tuple[int, int, int], dict[str, dict[int, float]]]:
     """shape -> other lock -> clients -> ll's qps / that lock's (server, no gate)."""
-    return _ratios(server_panels(points))
+    return panel_ratios(server_panels(points))
 
 
 def ablation(points: list[dict]) -> list[dict]:
@@ -215,7 +215,7 @@ def target_table(rows: list[dict], where: str, axis: str, name=str) -> tuple[lis
              for r in rows])
 
 
-def _targets_heading(rows: list[dict]) -> str:
+def targets_heading(rows: list[dict]) -> str:
     missed = sum(not r["ok"] for r in rows)
     return f"Targets: {len(rows) - missed} met, {missed} missed"
 
@@ -227,7 +227,7 @@ def html_section(points: list[dict]) -> str:
     for hold, table in ratios(points).items():
         parts.append(f"<h3>hold {hold} ns</h3>" + html_table(*ratio_table(table, "threads")))
     rows = check(points)
-    parts.append(f"<h3>{_targets_heading(rows)}</h3>"
+    parts.append(f"<h3>{targets_heading(rows)}</h3>"
                  + html_table(*target_table(rows, "hold ns", "threads")))
     abl = ablation(points)
     if abl:
@@ -250,7 +250,7 @@ def server_tables(points: list[dict]) -> list[tuple[str, list, list[list]]]:
            for key, table in server_ratios(points).items()]
     rows = server_check(points)
     if rows:
-        out.append((_targets_heading(rows), *target_table(rows, "shape", "clients", shape_title)))
+        out.append((targets_heading(rows), *target_table(rows, "shape", "clients", shape_title)))
     return out
 
 
@@ -269,13 +269,28 @@ def server_section(points: list[dict], out) -> str:
     parts = ["<h2>ll against every lock (server workload, no gate)</h2>",
              "<p>ll's qps divided by each lock's, at each client count, one table per "
              "workload shape; below 1 in red.</p>"]
-    md = ["# ll against every lock (server workload, no gate)\n"]
-    for title, headers, rows in tables:
-        parts.append(f"<h3>{title}</h3>" + html_table(headers, rows))
-        md.append(f"\n{title}:\n\n" + markdown_table(headers, rows))
-    (out / SERVER_MARKDOWN).write_text("".join(md), encoding="utf-8")
-    (out / SERVER_TARGETS_FILE).write_text("".join(
-        f"{'met   ' if r['ok'] else 'MISSED'} ll {r['target']} ({shape_title(r['where'])}, "
-        f"{r['threads']} clients): {r['ll']:.4g} against {r['bound']:.4g}\n"
-        for r in server_check(points)), encoding="utf-8")
+    parts += write_tables(tables, "ll against every lock (server workload, no gate)",
+                          out / SERVER_MARKDOWN)
+    (out / SERVER_TARGETS_FILE).write_text(
+        target_lines(server_check(points), shape_title, "clients"), encoding="utf-8")
     return "\n".join(parts)
+
+
+def write_tables(tables: list[tuple[str, list, list[list]]], heading: str, path) -> list[str]:
+    """Each (title, headers, rows) table as HTML, returned; all of them in Markdown under
+    HEADING, written to PATH (for the docs)."""
+    md = [f"# {heading}\n"]
+    for title, headers, rows in tables:
+        md.append(f"\n{title}:\n\n" + markdown_table(headers, rows))
+    path.write_text("".join(md), encoding="utf-8")
+    return [f"<h3>{title}</h3>" + html_table(headers, rows) for title, headers, rows in tables]
+
+
+def target_lines(rows: list[dict], name, axis: str) -> str:
+    """The targets as `locklab report` prints them, a line each: met or MISSED, who
+    (ll, unless the row names its `subject`), the target, where and at how many AXIS."""
+    return "".join(
+        f"{'met   ' if r['ok'] else 'MISSED'} "
+        + " ".join(filter(None, (r.get("subject", CANDIDATE), r["target"])))
+        + f" ({name(r['where'])}, {r['threads']} {axis}): {r['ll']:.4g} against "
+        f"{r['bound']:.4g}\n" for r in rows)

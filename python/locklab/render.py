@@ -11,7 +11,8 @@ from typing import NamedTuple
 CSS = """body{font-family:sans-serif;margin:2em;max-width:1800px}
 table{border-collapse:collapse;margin:.5em 0 1.5em}td,th{border:1px solid #ccc;padding:2px 8px;
 text-align:right}th{background:#eee}td:first-child{text-align:left}img{max-width:100%}
-td.miss{color:#c00;font-weight:bold}td.ok{color:#070}"""
+td.miss{color:#c00;font-weight:bold}td.ok{color:#070}
+p.alarm{color:#c00;font-weight:bold;font-size:1.25em;border:3px solid #c00;padding:.5em}"""
 
 
 class Cell(NamedTuple):
@@ -68,6 +69,36 @@ def shared_legend(fig, axes) -> None:
             legend.setdefault(name, handle)
     fig.legend(legend.values(), legend.keys(), loc="outside upper center",
                ncols=min(len(legend), 6) or 1)
+
+
+def line_panels(grid: list[list[tuple[str, dict[str, dict]]]], labels: list[str], ylabel: str,
+                logy: bool, path, xlabel: str = "threads") -> None:
+    """Panels of lines against a log2 x axis, saved to PATH: GRID's rows of (title,
+    label -> {x: y}) panels, a line per label in LABELS' order and colours, one legend."""
+    nrows, ncols = len(grid), max(len(row) for row in grid)
+    fig = new_figure(4.4 * ncols + 0.5, 3.3 * nrows + 0.8)
+    axes = fig.subplots(nrows, ncols, squeeze=False, sharex=True)
+    for i, row in enumerate(grid):
+        for j, (title, lines) in enumerate(row):
+            ax = axes[i][j]
+            positive = False
+            for k, name in enumerate(labels):
+                line = sorted(lines.get(name, {}).items())
+                if line:
+                    xs, ys = zip(*line)
+                    ax.plot(xs, ys, marker="o", markersize=3, color=f"C{k % 10}", label=name)
+                    positive = positive or any(y > 0 for y in ys)
+            log2_x(ax)
+            if logy and positive:
+                log_y(ax)  # zero waits (one thread never waits) are masked
+            ax.set_title(title, fontsize=10)
+            ax.grid(True, which="major", alpha=0.3)
+            if i == nrows - 1:
+                ax.set_xlabel(xlabel)
+            if j == 0:
+                ax.set_ylabel(ylabel, fontsize=9)
+    shared_legend(fig, axes.flat)
+    fig.savefig(path, dpi=90)
 
 
 def fmt(value) -> str:

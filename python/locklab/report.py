@@ -7,8 +7,8 @@ import json
 import math
 from pathlib import Path
 
-from . import admission, ll_targets, program_report, store, sweep
-from .render import CSS, html_table, log2_x, log_y, new_figure, shared_legend
+from . import admission, ll_targets, program_report, rw_report, store, sweep
+from .render import CSS, html_table, line_panels, new_figure
 
 # The line charts: file stem, metric, y label, log y axis, heading in index.html.
 # A log axis for times: a lock that collapses at 1024 threads is 100x slower than
@@ -59,29 +59,11 @@ def line_chart(points: list[dict], metric: str, ylabel: str, logy: bool, path: P
     """One panel per mutex count x hold time, metric against threads, a line per lock."""
     rows, cols = panels_of(points)
     series = series_of(points)
-    fig = new_figure(4.4 * len(cols) + 0.5, 3.3 * len(rows) + 0.8)
-    axes = fig.subplots(len(rows), len(cols), squeeze=False, sharex=True)
-    for (i, mutexes), (j, (hold, outside)) in itertools.product(enumerate(rows), enumerate(cols)):
-        ax = axes[i][j]
-        positive = False
-        for k, s in enumerate(series):
-            line = sorted(curve(points, s, (mutexes, hold, outside), metric).items())
-            if line:
-                xs, ys = zip(*line)
-                ax.plot(xs, ys, marker="o", markersize=3, color=f"C{k % 10}",
-                        label=store.lock_label(*s))
-                positive = positive or any(y > 0 for y in ys)
-        log2_x(ax)
-        if logy and positive:
-            log_y(ax)  # zero waits (one thread never waits) are masked
-        ax.set_title(panel_title(mutexes, hold, outside), fontsize=10)
-        ax.grid(True, which="major", alpha=0.3)
-        if i == len(rows) - 1:
-            ax.set_xlabel("threads")
-        if j == 0:
-            ax.set_ylabel(ylabel, fontsize=9)
-    shared_legend(fig, axes.flat)
-    fig.savefig(path, dpi=90)
+    grid = [[(panel_title(mutexes, hold, outside),
+              {store.lock_label(*s): curve(points, s, (mutexes, hold, outside), metric)
+               for s in series})
+             for hold, outside in cols] for mutexes in rows]
+    line_panels(grid, [store.lock_label(*s) for s in series], ylabel, logy, path)
 
 
 def at_most_threads(points: list[dict]) -> list[dict]:
@@ -262,7 +244,8 @@ def index_html(run: dict, rows: list[dict], points: list[dict], crossed: list[di
 
 
 # The targets as text lines, written beside index.html for `locklab report` to print.
-TARGET_FILES = (admission.TARGETS_FILE, ll_targets.SERVER_TARGETS_FILE)
+TARGET_FILES = (admission.TARGETS_FILE, ll_targets.SERVER_TARGETS_FILE,
+                rw_report.TARGETS_FILE)
 
 
 def write(conn, run_id: int, out: Path) -> Path:
@@ -272,18 +255,22 @@ def write(conn, run_id: int, out: Path) -> Path:
     points = store.medians(rows)
     # The server workload's points behind gates are the admission study's: admission.py
     # draws them; ll against the other locks there, shape by shape, is ll_targets.py's.
-    # Real programs' points have clients and loads: program_report.py draws them.
+    # Real programs' points have clients and loads: program_report.py draws them; the
+    # rw workload's read fractions and rwlocks, rw_report.py.
     server = [p for p in points if p["workload"] == "server"]
+    rw = [p for p in points if p["workload"] == rw_report.WORKLOAD]
     program = [p for p in points if program_report.is_program(p)]
     points = [p for p in points if p["workload"] == "mutex"]
     crossed = crossings(points)
     out.mkdir(parents=True, exist_ok=True)
-    for stale in (*TARGET_FILES, program_report.MARKDOWN, ll_targets.SERVER_MARKDOWN):
+    for stale in (*TARGET_FILES, program_report.MARKDOWN, ll_targets.SERVER_MARKDOWN,
+                  rw_report.MARKDOWN):
         (out / stale).unlink(missing_ok=True)
     raw = [r for r in rows if r.get("workload") == "server"]
     extra = admission.section(server, out, raw) if any(p["gate"] for p in server) else ""
     extra += ll_targets.server_section(server, out)
     extra += program_report.section(program, out, run["spec"].get("repeat", 1))
+    extra += rw_report.section(rw, rows, out)
     write_data(out, run, rows, crossed)
     if points:
         for stem, metric, ylabel, logy, _ in LINE_CHARTS:

@@ -1,0 +1,220 @@
+"""The report's section on the rw workload (sweep --preset rw, docs/rwlocks.md).
+
+Every rwlock's throughput and writers' waits against threads, a panel per read
+fraction and hold time; ll's throughput against each rwlock's; which rwlock
+leads at each point; and the targets set for ll, from the median point of each
+configuration:
+  1 reader      read lock+unlock (ns per op, loop included, hold 0, read-only)
+                at most 10 ns
+  2 readers     at most 10 ns per op per thread (the run's ns per op x 2)
+  99.9% reads   at 64 and 256 threads, throughput at least 10x pthread's
+                (glibc's default, reader-preferring kind)
+  50% reads     throughput at least 0.9x pthread's, at every thread count;
+                writers' maximum wait no more than pthread prefer=writer-
+                nonrecursive's, from 2 threads (one thread never waits)
+  every point   the exclusion check held: in every stored point of every
+                rwlock, failed ones included (a point that never reported the
+                check counts against it)
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+from . import store
+from .ll_targets import (BASELINE, CANDIDATE, add_check, panel_ratios, ratio_table,
+                         target_lines, target_table, targets_heading, write_tables)
+from .render import line_panels
+
+WORKLOAD = "rw"
+WRITER_BASELINE = store.lock_label(BASELINE, "prefer=writer-nonrecursive")
+READ_NS = 10.0
+READ_HEAVY, READ_HEAVY_THREADS, READ_HEAVY_RATIO = 99.9, (64, 256), 10.0
+MIXED, MIXED_RATIO = 50.0, 0.9
+
+# The graphs: file stem, metric, scale, y label, log y, only points with writes.
+CHARTS = (
+    ("rw_throughput", "ops_per_sec", 1e-6, "Mops/s (higher is better)", True, False),
+    ("rw_write_wait_max", "write_wait_ns_max", 1e-3, "writers' wait, max (us)", True, True),
+    ("rw_write_wait_p99", "write_wait_ns_p99", 1e-3, "writers' wait, p99 (us)", True, True),
+)
+# The target every rwlock answers for, not ll alone: its figure is the points that failed.
+EXCLUSION = "points whose exclusion check failed or never reported"
+MARKDOWN = "ll-rw.md"
+TARGETS_FILE = "ll-rw-targets.txt"
+
+
+def read_pct(p: dict) -> float:
+    return store.read_pct(p["workload_opts"])
+
+
+def panel_key(p: dict) -> tuple[int, int, float]:
+    """An rw point's panel: (hold ns, outside ns, read %)."""
+    return p["hold_ns"], p["outside_ns"], read_pct(p)
+
+
+def panel_title(key) -> str:
+    """A panel's name; a key that is not a panel's (a whole-run target) as it is."""
+    if not isinstance(key, tuple):
+        return str(key)
+    hold, outside, pct = key
+    return f"{pct:g}% reads, hold {hold} ns" + (f", outside {outside} ns" if outside else "")
+
+
+def label(p: dict) -> str:
+    return store.lock_label(p["lock"], p["lock_opts"])
+
+
+def panels(points: list[dict]) -> dict[tuple, dict[tuple[str, int], dict]]:
+    """(hold, outside, read %) -> (lock label, threads) -> point; the panels in hold
+    order, the read fractions from the highest."""
+    out: dict[tuple, dict[tuple[str, int], dict]] = {}
+    for p in points:
+        if p["workload"] == WORKLOAD and p["ops_per_sec"]:
+            out.setdefault(panel_key(p), {})[(label(p), p["threads"])] = p
+    return dict(sorted(out.items(), key=lambda kv: (kv[0][0], kv[0][1], -kv[0][2])))
+
+
+def exclusion(rows: list[dict]) -> tuple[list[dict], list[dict]]:
+    """The stored rw rows (every repeat, failed ones too) whose exclusion check failed,
+    and those that never reported it."""
+    mine = [r for r in rows if r.get("workload") == WORKLOAD]
+    return ([r for r in mine if r.get("exclusion_ok") == 0],
+            [r for r in mine if r.get("exclusion_ok") is None])
+
+
+def check(points: list[dict], rows: list[dict]) -> list[dict]:
+    """One row per target and panel (where): ll's figure, the bound, whether it holds."""
+    out: list[dict] = []
+    for key, panel in panels(points).items():
+        hold, outside, pct = key
+        ll = {t: p for (lock, t), p in panel.items() if lock == CANDIDATE}
+        if hold == 0 and outside == 0 and pct == 100:
+            for t, target in ((1, "read lock+unlock ns, 1 reader"),
+                              (2, "read ns per op per thread, 2 readers")):
+                if t in ll:
+                    ns = ll[t]["ns_per_iter"] * t
+                    add_check(out, key, target, t, ns, READ_NS, ns <= READ_NS)
+        for t, p in sorted(ll.items()):
+            base, writer = panel.get((BASELINE, t)), panel.get((WRITER_BASELINE, t))
+            if pct == READ_HEAVY and t in READ_HEAVY_THREADS and base:
+                bound = READ_HEAVY_RATIO * base["ops_per_sec"]
+                add_check(out, key, f"ops/s vs {READ_HEAVY_RATIO:g}x pthread", t,
+                          p["ops_per_sec"], bound, p["ops_per_sec"] >= bound)
+            if pct != MIXED:
+                continue
+            if base:
+                bound = MIXED_RATIO * base["ops_per_sec"]
+                add_check(out, key, f"ops/s vs {MIXED_RATIO:g}x pthread", t,
+                          p["ops_per_sec"], bound, p["ops_per_sec"] >= bound)
+            if (t >= 2 and writer and p["write_wait_ns_max"] is not None
+                    and writer["write_wait_ns_max"] is not None):
+                add_check(out, key, f"writers' max wait ns vs {WRITER_BASELINE}", t,
+                          p["write_wait_ns_max"], writer["write_wait_ns_max"],
+                          p["write_wait_ns_max"] <= writer["write_wait_ns_max"])
+    violated, unchecked = exclusion(rows)
+    stored = sum(r.get("workload") == WORKLOAD for r in rows)
+    if stored:
+        failed = len(violated) + len(unchecked)
+        add_check(out, f"all {stored} points, every rwlock", EXCLUSION, "all", failed, 0,
+                  failed == 0)
+        out[-1]["subject"] = ""  # every rwlock's, not ll's
+    return out
+
+
+def ratios(points: list[dict]) -> dict[tuple, dict[str, dict[int, float]]]:
+    """panel -> other rwlock -> threads -> ll's throughput / that rwlock's."""
+    return panel_ratios(panels(points))
+
+
+def leaders(points: list[dict]) -> tuple[list, list[list]]:
+    """(headers, rows): per panel and thread count, the rwlock with the most throughput
+    and its margin over the next."""
+    by_panel = panels(points)
+    threads = sorted({t for panel in by_panel.values() for _, t in panel})
+    rows = []
+    for key, panel in by_panel.items():
+        row: list = [panel_title(key)]
+        for t in threads:
+            here = sorted(((p["ops_per_sec"], lock) for (lock, n), p in panel.items() if n == t),
+                          reverse=True)
+            if len(here) > 1:
+                row.append(f"{here[0][1]} {here[0][0] / here[1][0]:.2f}x {here[1][1]}")
+            else:
+                row.append(here[0][1] if here else None)
+        rows.append(row)
+    return ["point \\ threads", *map(str, threads)], rows
+
+
+def chart(points: list[dict], metric: str, scale: float, ylabel: str, logy: bool,
+          writes_only: bool, path: Path) -> bool:
+    """A panel per read fraction (columns) and hold time (rows), METRIC x SCALE against
+    threads, a line per rwlock; False (nothing drawn) without a panel to draw."""
+    keys = [k for k in panels(points) if not (writes_only and k[2] == 100)]
+    if not keys:
+        return False
+    labels = list(dict.fromkeys(label(p) for p in points))
+    grid = []
+    for hold_outside in dict.fromkeys(k[:2] for k in keys):
+        row = []
+        for key in (k for k in keys if k[:2] == hold_outside):
+            lines: dict[str, dict[int, float]] = {}
+            for p in points:
+                if panel_key(p) == key and p[metric] is not None:
+                    lines.setdefault(label(p), {})[p["threads"]] = p[metric] * scale
+            row.append((panel_title(key), lines))
+        grid.append(row)
+    line_panels(grid, labels, ylabel, logy, path)
+    return True
+
+
+def tables(points: list[dict], rows: list[dict]) -> list[tuple[str, list, list[list]]]:
+    """(title, headers, rows) of the section's tables: the targets, the leaders, then
+    ll's ratios panel by panel."""
+    out = []
+    checked = check(points, rows)
+    if checked:
+        out.append((targets_heading(checked),
+                    *target_table(checked, "point", "threads", panel_title)))
+    if panels(points):
+        out.append(("The rwlock with the most throughput, and its margin over the next",
+                    *leaders(points)))
+    out += [(f"ll's throughput / each rwlock's, {panel_title(key)}",
+             *ratio_table(table, "threads")) for key, table in ratios(points).items()]
+    return out
+
+
+def alarm(rows: list[dict]) -> str:
+    """A loud paragraph naming every point whose exclusion check failed, or failed to
+    report; empty when every point kept exclusion."""
+    violated, unchecked = exclusion(rows)
+    parts = []
+    if violated:
+        names = "; ".join(f"{label(r)} t={r['threads']} {panel_title(panel_key(r))} "
+                          f"r={r['rep'] + 1}" for r in violated)
+        parts.append(f'<p class="alarm">EXCLUSION VIOLATED in {len(violated)} point'
+                     f'{"s" if len(violated) > 1 else ""}: {names}</p>')
+    if unchecked:
+        parts.append(f'<p class="alarm">{len(unchecked)} point'
+                     f'{"s" if len(unchecked) > 1 else ""} never reported the exclusion '
+                     'check (see Failed points)</p>')
+    return "\n".join(parts)
+
+
+def section(points: list[dict], rows: list[dict], out: Path) -> str:
+    """The report's rw section (HTML): ROWS are the run's stored points, POINTS their
+    medians. Writes the graphs, MARKDOWN and TARGETS_FILE into OUT. Empty without rw
+    points."""
+    points = [p for p in points if p["workload"] == WORKLOAD]
+    if not points and not any(r.get("workload") == WORKLOAD for r in rows):
+        return ""
+    parts = ["<h2>Read-write locks (rw workload)</h2>", alarm(rows),
+             "<p>Throughput of reads and writes together, and the writers' wait to "
+             "acquire, against threads: a panel per read fraction, a row per hold time.</p>"]
+    for stem, metric, scale, ylabel, logy, writes_only in CHARTS:
+        if chart(points, metric, scale, ylabel, logy, writes_only, out / f"{stem}.png"):
+            parts.append(f'<p><img src="{stem}.png" alt="{stem}"></p>')
+    parts += write_tables(tables(points, rows), "ll against every rwlock (rw workload)",
+                          out / MARKDOWN)
+    (out / TARGETS_FILE).write_text(target_lines(check(points, rows), panel_title, "threads"),
+                                    encoding="utf-8")
+    return "\n".join(parts)
