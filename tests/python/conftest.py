@@ -1,6 +1,8 @@
 """Helpers shared by the Python tests: running the CLI, and the fake locklab-bench."""
+import html
 import json
 import os
+import re
 import sqlite3
 import stat
 import subprocess
@@ -45,6 +47,15 @@ def one_line_error(out, status=2):
     assert len(lines) == 1, out.stderr
     assert lines[0].startswith("locklab: ")
     return lines[0]
+
+
+def target_cell(index, where, target, at):
+    """The (class, met/MISSED) cell of a report's row on TARGET at WHERE and AT (threads
+    or clients)."""
+    head = f"<tr><td>{html.escape(where)}</td><td>{html.escape(target)}</td><td>{at}</td>"
+    row = re.search(re.escape(head) + ".*?</tr>", index)
+    assert row, (where, target, at)
+    return re.findall(r'<td class="(\w+)">(met|MISSED)</td>', row.group(0))[0]
 
 
 class Fake:

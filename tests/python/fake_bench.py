@@ -9,7 +9,9 @@ file. FAKE_BENCH (JSON) steers it:
            matching `bench` dies of SIGSEGV, sleeps forever, prints a broken line,
            reports broken mutual exclusion (exit 1), or exits 3 with a message.
 Its numbers are synthetic: innodb56 costs 20 ns per thread, pthread a flat 60 ns,
-so their lines cross at 3 threads.
+so their lines cross at 3 threads. Its rwlocks (`list --rwlock`, `bench --workload
+rw`): ll costs 10 ns per op, the others 30; writes 10x that; the writers wait
+1 us per thread at most.
 """
 import argparse
 import json
@@ -27,6 +29,15 @@ KNOBS = {
 }
 
 
+RWKNOBS = {
+    "pthread": ["prefer"],
+    "ll": ["bias"],
+    "partitioned": ["n"],
+    "bravo": ["under"],
+    "innodb56-rw": [],
+}
+
+
 def fail(message, status=2):
     print(f"locklab: {message}", file=sys.stderr)
     sys.exit(status)
@@ -37,14 +48,14 @@ class Parser(argparse.ArgumentParser):
         fail(message)
 
 
-def check_lock(name, opts):
-    if name not in KNOBS:
-        fail(f"unknown lock '{name}' (valid: {', '.join(KNOBS)})")
+def check_lock(name, opts, table=KNOBS, kind="lock"):
+    if name not in table:
+        fail(f"unknown {kind} '{name}' (valid: {', '.join(table)})")
     for pair in filter(None, (opts or "").split(",")):
         key, eq, _ = pair.partition("=")
         if not eq:
             fail(f"'{pair}': expected KEY=VALUE")
-        if key not in KNOBS[name]:
+        if key not in table[name]:
             fail(f"{name}: unknown option '{key}'")
 
 
@@ -53,13 +64,15 @@ def cmd_list(argv):
     p.add_argument("name", nargs="?")
     p.add_argument("--lock-opts")
     p.add_argument("--json", action="store_true")
+    p.add_argument("--rwlock", action="store_true")
     args = p.parse_args(argv)
-    names = [args.name] if args.name else list(KNOBS)
+    table, kind = (RWKNOBS, "rwlock") if args.rwlock else (KNOBS, "mutex")
+    names = [args.name] if args.name else list(table)
     for name in names:
-        check_lock(name, args.lock_opts)
+        check_lock(name, args.lock_opts, table, "rwlock" if args.rwlock else "lock")
     print(json.dumps([
-        {"name": n, "summary": "fake", "parks": n != "ttas", "fifo": False,
-         "knobs": [{"name": k, "help": "", "default": "0", "value": "0"} for k in KNOBS[n]]}
+        {"name": n, "summary": "fake", "parks": n != "ttas", "fifo": False, "kind": kind,
+         "knobs": [{"name": k, "help": "", "default": "0", "value": "0"} for k in table[n]]}
         for n in names
     ]))
 
@@ -149,19 +162,66 @@ def cmd_server(argv):
     return 0
 
 
-def cmd_bench(argv):
-    if "--workload" in argv and argv[argv.index("--workload") + 1] == "server":
-        return cmd_server(argv)
-    p = Parser(prog="locklab-bench bench")
+def point_parser(prog, *extra):
+    """`bench`'s options that every workload's point takes, and EXTRA (name, type)."""
+    p = Parser(prog=prog)
     p.add_argument("--lock", required=True)
     p.add_argument("--lock-opts", default="")
     p.add_argument("--threads", type=int, required=True)
-    p.add_argument("--mutexes", type=int, required=True)
     p.add_argument("--hold-ns", type=int, required=True)
     p.add_argument("--outside-ns", type=int, default=0)
     p.add_argument("--duration", type=float, default=1.0)
     p.add_argument("--warmup", type=float, default=0.0)
     p.add_argument("--json", action="store_true")
+    for name, kind in extra:
+        p.add_argument(name, type=kind, required=True)
+    return p
+
+
+def cmd_rw(argv):
+    p = point_parser("locklab-bench bench --workload rw", ("--read-pct", float))
+    p.add_argument("--workload")
+    p.add_argument("--sample-every", type=int, default=16)
+    args = p.parse_args(argv)
+    check_lock(args.lock, args.lock_opts, RWKNOBS, "rwlock")
+    point = {"workload": "rw", "lock": args.lock, "lock_opts": args.lock_opts,
+             "threads": args.threads, "read_pct": args.read_pct, "hold_ns": args.hold_ns,
+             "outside_ns": args.outside_ns, "sample_every": args.sample_every}
+    plan = json.loads(os.environ.get("FAKE_BENCH", "{}"))
+    if plan.get("log"):
+        with open(plan["log"], "a") as f:
+            f.write(json.dumps(point) + "\n")
+    violate = any(rule.items() <= point.items() for rule in plan.get("violate", []))
+    if violate:
+        print("locklab: rwlock exclusion violated: 1 sections saw a writer beside them",
+              file=sys.stderr)
+    read_ns = (10.0 if args.lock == "ll" else 30.0) + args.hold_ns
+    write_ns = 10 * read_ns
+    share = args.read_pct / 100
+    ns = share * read_ns + (1 - share) * write_ns
+    ops = int(args.duration * 1e9 / ns)
+    writes = int(ops * (1 - share))
+    wait = 1000.0 * args.threads if writes else 0.0
+    print(json.dumps({
+        **point, "mode": "duration", "duration_s": args.duration, "ns_per_op": ns,
+        "ops_per_sec": 1e9 / ns, "cpu_user_pct": 90.0, "cpu_sys_pct": 5.0,
+        "cpu_idle_pct": 5.0, "cs_per_sec": 100.0, "cpu_ns_per_op": 2 * ns,
+        "read_ops": ops - writes, "read_ns_per_op": read_ns, "read_wait_ns_p50": 0,
+        "read_wait_ns_p99": 0.5 * wait, "read_wait_ns_max": wait, "read_samples": 10,
+        "read_jain": 0.99, "write_ops": writes, "write_ns_per_op": write_ns if writes else 0,
+        "write_wait_ns_p50": 0, "write_wait_ns_p99": 0.5 * wait, "write_wait_ns_max": wait,
+        "write_samples": 10 if writes else 0, "write_jain": 0.9 if writes else 0,
+        "exclusion_ok": not violate, "drained": True, "version": "fake",
+    }))
+    return 1 if violate else 0
+
+
+def cmd_bench(argv):
+    if "--workload" in argv and argv[argv.index("--workload") + 1] == "server":
+        return cmd_server(argv)
+    if "--workload" in argv and argv[argv.index("--workload") + 1] == "rw":
+        return cmd_rw(argv)
+    p = point_parser("locklab-bench bench", ("--mutexes", int))
     p.add_argument("--instrument", action="store_true")
     args = p.parse_args(argv)
     # As liblocklab does: the environment turns the lock monitor on, --instrument or not.

@@ -1,10 +1,8 @@
 """The server-locks preset: its grid, its shapes kept apart, and ll's section of the report."""
-import html
-import re
 
 import pytest
 
-from conftest import locklab, rows
+from conftest import locklab, rows, target_cell
 from locklab import compare, ll_targets, presets, store, sweep
 
 # `locklab-bench list --json`'s entries, as far as resolving the preset's locks reads them.
@@ -116,14 +114,6 @@ def stored_run(tmp_path):
     return db
 
 
-def cell(index, shape_text, target, clients):
-    """The met/MISSED cell's class in the row of a target."""
-    head = f"<tr><td>{shape_text}</td><td>{html.escape(target)}</td><td>{clients}</td>"
-    row = re.search(re.escape(head) + ".*?</tr>", index)
-    assert row, (shape_text, target, clients)
-    return re.findall(r'<td class="(\w+)">(met|MISSED)</td>', row.group(0))[0]
-
-
 def test_the_report_judges_ll_on_stored_figures(stored_run, tmp_path):
     out = locklab("report", "1", "--db", stored_run, "--out", tmp_path / "r")
     assert out.returncode == 0, out.stderr
@@ -135,12 +125,12 @@ def test_the_report_judges_ll_on_stored_figures(stored_run, tmp_path):
     outside = ll_targets.shape_title(LONG_OUTSIDE)
     qps = f"qps vs best of {', '.join(ll_targets.SERVER_RIVALS)}"
     idle = "CPU idle % vs pthread's + 2"
-    assert cell(index, default, qps, 16) == ("ok", "met")
-    assert cell(index, default, "Jain", 16) == ("miss", "MISSED")
-    assert cell(index, default, idle, 16) == ("miss", "MISSED")
-    assert cell(index, outside, qps, 16) == ("miss", "MISSED")
-    assert cell(index, outside, "Jain", 16) == ("ok", "met")
-    assert cell(index, outside, idle, 16) == ("ok", "met")
+    assert target_cell(index, default, qps, 16) == ("ok", "met")
+    assert target_cell(index, default, "Jain", 16) == ("miss", "MISSED")
+    assert target_cell(index, default, idle, 16) == ("miss", "MISSED")
+    assert target_cell(index, outside, qps, 16) == ("miss", "MISSED")
+    assert target_cell(index, outside, "Jain", 16) == ("ok", "met")
+    assert target_cell(index, outside, idle, 16) == ("ok", "met")
     assert f"<td>{default}</td><td>Jain</td><td>1</td>" not in index
     # The ratios, shape by shape: ll/absl 200/190 met, ll/innodb56 0.5 in red.
     assert '<td class="ok">1.05</td>' in index and '<td class="miss">0.50</td>' in index
