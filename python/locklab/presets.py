@@ -100,9 +100,9 @@ SERVER_LOCKS = {
 # entry NAME:K=V,... carries the lock's own options), one rwlock, read fractions from
 # read-only to half writes, without and with work inside. 6 locks x 7 thread counts x 5
 # read fractions x 2 holds x 3 passes = 1260 points of 0.1 s after 0.05 s of warm-up:
-# ~9 minutes on 2 cores. The read-only points at 64 threads and more take most of it:
-# readers never sleep, and 1024 of them on 2 CPUs take seconds to start, be timed and
-# stop (docs/rwlocks.md).
+# ~4 minutes on 2 cores, up to twice that with other load. The read-only points at 256
+# and 1024 threads take the longest: readers never sleep, and 1024 of them on 2 CPUs
+# take up to seconds to start, be timed and stop (docs/rwlocks.md).
 RW_WORKLOAD = "rw"
 RW_LOCKS = ["pthread", "pthread:prefer=writer-nonrecursive", "ll", "partitioned", "bravo",
             "innodb56-rw"]
