@@ -97,6 +97,24 @@ def test_rw_points_never_meet_mutex_points(fake, tmp_path):
     assert result["only_a"] == 4 and result["only_b"] == 0
 
 
+def test_an_rw_run_resumes_with_its_own_grid(fake, tmp_path):
+    db = tmp_path / "l.db"
+    out = locklab("sweep", "--preset", "rw", "--locks", "ll,bravo", "--threads", "2",
+                  "--read-pct", "50", "--hold-ns", "0", "--duration", "0.01", "--warmup", "0",
+                  "--db", db, env=fake.env())
+    assert out.returncode == 0, out.stderr
+    conn = sqlite3.connect(db)
+    conn.execute("DELETE FROM points WHERE lock = 'bravo' AND rep = 2")
+    conn.commit()
+    conn.close()
+    launched = len(fake.launched())
+    out = locklab("sweep", "--resume", "1", "--db", db, env=fake.env())
+    assert out.returncode == 0, out.stderr
+    # Only the missing point ran again, with its read fraction.
+    assert [(p["lock"], p["read_pct"]) for p in fake.launched()[launched:]] == [("bravo", 50)]
+    assert len(rows(db)) == 6
+
+
 def rw_figures(lock, opts, threads, pct, hold, ops, wait_max=1e6, ok=True):
     return {"lock": lock, "lock_opts": opts, "threads": threads, "read_pct": pct,
             "hold_ns": hold, "outside_ns": 0, "ns_per_op": 1e9 / ops, "ops_per_sec": ops,
