@@ -1055,28 +1055,35 @@ static int fork_repair(struct swap_mutex *s, enum how how, clockid_t clk,
 	}
 }
 
+/* This thread's look at a lock from before the fork (GEN_REPAIR in *gen),
+ * after any other thread's: 1, or 0 when the lock is current after all.  The
+ * caller ends the look with gen_publish(gen, hot.fork_gen). */
+static int gen_claim(unsigned *gen)
+{
+	unsigned cur = hot.fork_gen;
+	for (;;) {
+		unsigned v = __atomic_load_n(gen, __ATOMIC_ACQUIRE);
+		if (v == cur)
+			return 0;
+		if (v & GEN_REPAIR)
+			gen_wait(gen, v, NULL);
+		else if (__atomic_compare_exchange_n(gen, &v, cur | GEN_REPAIR, 0, __ATOMIC_ACQUIRE,
+						     __ATOMIC_RELAXED))
+			return 1;
+	}
+}
+
 /* An unlock of a mutex not used since the fork: its holder gives it a fresh
  * slot.  -1: it is current after all, unlock as usual. */
 static int fork_release(struct swap_mutex *s)
 {
-	unsigned cur = hot.fork_gen;
-	for (;;) {
-		unsigned v = __atomic_load_n(&s->gen, __ATOMIC_ACQUIRE);
-		if (v == cur)
-			return -1;
-		if (v & GEN_REPAIR) {
-			gen_wait(&s->gen, v, NULL);
-			continue;
-		}
-		if (!__atomic_load_n(&s->slot, __ATOMIC_ACQUIRE))
-			return EPERM;   /* never locked */
-		if (!__atomic_compare_exchange_n(&s->gen, &v, cur | GEN_REPAIR, 0,
-						 __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
-			continue;
-		fork_fresh_slot(s, __atomic_load_n(&s->slot, __ATOMIC_ACQUIRE));
-		gen_publish(&s->gen, cur);
-		return 0;
-	}
+	if (!gen_claim(&s->gen))
+		return -1;
+	void *p = __atomic_load_n(&s->slot, __ATOMIC_ACQUIRE);
+	if (p)
+		fork_fresh_slot(s, p);
+	gen_publish(&s->gen, hot.fork_gen);
+	return p ? 0 : EPERM;   /* EPERM: never locked */
 }
 
 /* --------------------------------------------------------- lock and unlock */
@@ -1765,29 +1772,17 @@ static void rw_fresh_slot(struct swap_rwlock *s, void *old)
  */
 static void rw_fork_repair(struct swap_rwlock *s)
 {
-	unsigned cur = hot.fork_gen;
-	for (;;) {
-		unsigned v = __atomic_load_n(&s->gen, __ATOMIC_ACQUIRE);
-		if (v == cur)
-			return;
-		if (v & GEN_REPAIR) {
-			gen_wait(&s->gen, v, NULL);
-			continue;
-		}
-		if (!__atomic_compare_exchange_n(&s->gen, &v, cur | GEN_REPAIR, 0,
-						 __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
-			continue;
-		void *p = __atomic_load_n(&s->slot, __ATOMIC_ACQUIRE);
-		if (p) {
-			tls.busy++;
-			int held = hot.rw_ops->trywrlock(p);
-			tls.busy--;
-			if (!held)
-				rw_fresh_slot(s, p);
-		}
-		gen_publish(&s->gen, cur);
+	if (!gen_claim(&s->gen))
 		return;
+	void *p = __atomic_load_n(&s->slot, __ATOMIC_ACQUIRE);
+	if (p) {
+		tls.busy++;
+		int held = hot.rw_ops->trywrlock(p);
+		tls.busy--;
+		if (!held)
+			rw_fresh_slot(s, p);
 	}
+	gen_publish(&s->gen, hot.fork_gen);
 }
 
 /*
@@ -1799,35 +1794,24 @@ static void rw_fork_repair(struct swap_rwlock *s)
  */
 static int rw_fork_release(struct swap_rwlock *s)
 {
-	unsigned cur = hot.fork_gen;
-	for (;;) {
-		unsigned v = __atomic_load_n(&s->gen, __ATOMIC_ACQUIRE);
-		if (v == cur)
-			return -1;
-		if (v & GEN_REPAIR) {
-			gen_wait(&s->gen, v, NULL);
-			continue;
-		}
-		if (!__atomic_compare_exchange_n(&s->gen, &v, cur | GEN_REPAIR, 0,
-						 __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
-			continue;
-		void *p = __atomic_load_n(&s->slot, __ATOMIC_ACQUIRE);
-		int rc = -1;
-		if (p && rw_writer(s) == self_id()) {
-			rw_set_writer(s, 0);
+	if (!gen_claim(&s->gen))
+		return -1;
+	void *p = __atomic_load_n(&s->slot, __ATOMIC_ACQUIRE);
+	int rc = -1;
+	if (p && rw_writer(s) == self_id()) {
+		rw_set_writer(s, 0);
+		rw_fresh_slot(s, p);
+		rc = 0;
+	} else if (p) {
+		tls.busy++;
+		rc = hot.rw_ops->unlock(p);
+		int held = hot.rw_ops->trywrlock(p);
+		tls.busy--;
+		if (!held)
 			rw_fresh_slot(s, p);
-			rc = 0;
-		} else if (p) {
-			tls.busy++;
-			rc = hot.rw_ops->unlock(p);
-			int held = hot.rw_ops->trywrlock(p);
-			tls.busy--;
-			if (!held)
-				rw_fresh_slot(s, p);
-		}
-		gen_publish(&s->gen, cur);
-		return rc;
 	}
+	gen_publish(&s->gen, hot.fork_gen);
+	return rc;
 }
 
 static inline int rw_stale(const struct swap_rwlock *s)
