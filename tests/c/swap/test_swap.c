@@ -1363,7 +1363,9 @@ static int rf_child(void)
 		if (pthread_rwlock_rdlock(mine[i]) || pthread_rwlock_unlock(mine[i]))
 			return 17 + i;
 	}
-	/* A thread of the child's own on a lock the parent's threads used. */
+#ifndef LL_SWAP_DIRECT
+	/* A thread of the child's own on a lock the parent's threads used (not
+	 * under ThreadSanitizer: it stops at a thread made after a threaded fork). */
 	pthread_t t;
 	rw_subject = &rf_free;
 	if (pthread_create(&t, NULL, rw_other, (void *)(intptr_t)RW_TRYWR))
@@ -1371,6 +1373,7 @@ static int rf_child(void)
 	void *r;
 	if (pthread_join(t, &r) || r != NULL)
 		return 20;
+#endif
 	return 0;
 }
 
