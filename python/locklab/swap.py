@@ -44,8 +44,23 @@ def wanted(args) -> bool:
     return bool(args.lock or args.lock_for or args.lock_opts)
 
 
+def split_rwlock(args) -> None:
+    """--rwlock NAME:K=V,... into args.rwlock NAME and args.rwlock_opts (after
+    --rwlock-opts's), as the programs preset takes a lock's options."""
+    rwlock, opts = getattr(args, "rwlock", None), getattr(args, "rwlock_opts", None)
+    if opts and not rwlock:
+        raise LocklabError("--rwlock-opts gives --rwlock's options: give --rwlock too")
+    if rwlock is None:
+        return
+    name, _, own = rwlock.partition(":")
+    if not name:
+        raise LocklabError(f"--rwlock {rwlock!r}: no rwlock name (locklab list --rwlock names them)")
+    args.rwlock, args.rwlock_opts = name, ",".join(o for o in (own, opts) if o) or None
+
+
 def check_arguments(args) -> None:
     """Refusals the library cannot make: what the environment cannot carry."""
+    split_rwlock(args)
     if args.lock_opts and not args.lock:
         raise LocklabError("--lock-opts gives --lock's options: give --lock too (a site's "
                            "options go after its lock: --lock-for SITE=NAME:K=V,...)")
@@ -64,7 +79,9 @@ def environment(env: dict[str, str], args, library: Path, behind: str = "") -> d
     env["LD_PRELOAD"] = ours + (" " + preload if preload else "")
     for name, value in (("LOCKLAB_SWAP_LOCK", args.lock),
                         ("LOCKLAB_SWAP_LOCK_OPTS", args.lock_opts),
-                        ("LOCKLAB_SWAP_LOCK_FOR", ";".join(args.lock_for))):
+                        ("LOCKLAB_SWAP_LOCK_FOR", ";".join(args.lock_for)),
+                        ("LOCKLAB_SWAP_RWLOCK", getattr(args, "rwlock", None)),
+                        ("LOCKLAB_SWAP_RWLOCK_OPTS", getattr(args, "rwlock_opts", None))):
         if value:
             env[name] = value
         else:

@@ -70,6 +70,7 @@
 
 #include "locklab/ops.h"
 #include "locklab/pthread.h"
+#include "locklab/rwlock.h"
 #include "../lib/core/futex_sys.h"
 #include "../lib/core/json.h"
 #include "../preload/glibc.h"
@@ -127,7 +128,7 @@ struct swap_tls {
 	int busy;            /* inside the ops table or our own set-up: glibc serves all */
 	int setup;           /* this thread is finding glibc's functions or the lock */
 	uint32_t acq, cont;  /* counts not yet added to the totals */
-	uint32_t rw;         /* rwlock acquisitions not yet added */
+	uint32_t rw, rwc;    /* rwlock acquisitions, and contended ones, not yet added */
 	int keyed;           /* the exit flush is registered */
 };
 static __thread struct swap_tls tls __attribute__((tls_model("initial-exec")));
@@ -232,7 +233,16 @@ static struct swap_class *rest;   /* classes[0], or glibc_class */
 static struct {
 	int counting;            /* stats on: count acquisitions */
 	unsigned fork_gen;       /* forks since the first process (fork_repair) */
+	const struct ll_rwlock_ops *rw_ops;   /* LOCKLAB_SWAP_RWLOCK's; NULL: glibc's rwlocks */
 } hot __attribute__((aligned(64)));
+
+/* LOCKLAB_SWAP_RWLOCK's algorithm (hot.rw_ops) and options: config[1] for the
+ * locks of glibc's writer-nonrecursive kind (rw_config_load). */
+static struct {
+	int64_t config[2][LL_CONFIG_MAX];
+	char name[64], opts[256];
+	size_t slot_bytes;
+} rwc;
 static const struct ll_allocator blocks;
 static size_t slot_bytes;
 static int stats_line;
@@ -250,7 +260,8 @@ static int flush_keyed;
 
 static struct {
 	atomic_ulong mutexes, acquisitions, contended, conds;
-	atomic_ulong rwlocks, rw_acquisitions;   /* glibc's rwlocks: inits, acquisitions */
+	atomic_ulong rwlocks, rw_acquisitions;   /* rwlocks: inits, acquisitions */
+	atomic_ulong rw_swapped, rw_contended, rw_pshared;   /* slots made, ..., left to glibc */
 	atomic_ulong passthrough[PASS_N];
 	atomic_uint waiting, max_waiting;   /* threads inside a contended lock: now, at most */
 } totals;
@@ -281,7 +292,9 @@ static void flush_counts(void)
 		atomic_fetch_add_explicit(&totals.contended, tls.cont, memory_order_relaxed);
 	if (tls.rw)
 		atomic_fetch_add_explicit(&totals.rw_acquisitions, tls.rw, memory_order_relaxed);
-	tls.acq = tls.cont = tls.rw = 0;
+	if (tls.rwc)
+		atomic_fetch_add_explicit(&totals.rw_contended, tls.rwc, memory_order_relaxed);
+	tls.acq = tls.cont = tls.rw = tls.rwc = 0;
 }
 
 static void flush_at_thread_exit(void *unused)
@@ -394,6 +407,46 @@ static void sites_parse(const char *v)
 	}
 }
 
+/*
+ * LOCKLAB_SWAP_RWLOCK (and _OPTS): the rwlock every pthread_rwlock_t gets.
+ * An algorithm with a `prefer` knob (pthread, partitioned) serves a lock of
+ * glibc's writer-nonrecursive kind with prefer=writer-nonrecursive, unless
+ * the options name prefer themselves.  Unknown names and options: exit 2.
+ */
+static void rw_config_load(void)
+{
+	const char *name = getenv("LOCKLAB_SWAP_RWLOCK");
+	if (!name || !*name)
+		return;
+	const char *opts = getenv("LOCKLAB_SWAP_RWLOCK_OPTS");
+	struct ll_error err;
+	const struct ll_rwlock_ops *o = ll_rwlock_algo_find(name, &err);
+	if (o) {
+		ll_rwlock_config_defaults(o, rwc.config[0]);
+		if (ll_rwlock_config_parse(o, opts, rwc.config[0], &err))
+			o = NULL;
+	}
+	if (!o) {
+		say("locklab: swap: %s", err.msg);
+		_exit(2);
+	}
+	memcpy(rwc.config[1], rwc.config[0], sizeof(rwc.config[1]));
+	int named = 0;   /* prefer among the options */
+	for (const char *q = opts; q && *q; q += strcspn(q, ","), q += *q == ',')
+		named |= !strncmp(q, "prefer=", 7);
+	for (size_t i = 0; i < o->nknobs && !named; i++)
+		if (!strcmp(o->knobs[i].name, "prefer") &&
+		    ll_rwlock_config_parse(o, "prefer=writer-nonrecursive", rwc.config[1], &err)) {
+			say("locklab: swap: %s", err.msg);
+			_exit(2);
+		}
+	snprintf(rwc.name, sizeof(rwc.name), "%s", o->name);
+	snprintf(rwc.opts, sizeof(rwc.opts), "%s", opts ? opts : "");
+	size_t line = LL_STATE_LINE_BYTES;
+	rwc.slot_bytes = o->state_size ? (o->state_size + line - 1) / line * line : line;
+	hot.rw_ops = o;
+}
+
 static void config_load(void)
 {
 	static atomic_int state;   /* one thread loads; the others wait for classes and config */
@@ -410,8 +463,10 @@ static void config_load(void)
 	const char *lock_for = getenv("LOCKLAB_SWAP_LOCK_FOR");
 	if (lock_for)
 		sites_parse(lock_for);
-	/* Sites alone: every other mutex stays glibc's.  Neither: ll for all. */
-	if ((!name || !*name) && nsites) {
+	rw_config_load();
+	/* Sites alone, or an rwlock alone: every other mutex stays glibc's.
+	 * None of the three: ll for all. */
+	if ((!name || !*name) && (nsites || hot.rw_ops)) {
 		rest = GLIBC_CLASS;
 	} else {
 		struct ll_error err;
@@ -509,11 +564,12 @@ static atomic_flag slab_guard = ATOMIC_FLAG_INIT;
 static char *slab_next, *slab_end;
 static void *slab_free;
 static void *block_free[BLOCK_CLASSES];
+static void *rw_slot_free;   /* rwlocks' slots (rwc.slot_bytes each) */
 /* What the slab has handed out and not had back: slots, and the algorithms'
  * blocks with their bytes as rounded here.  Gauges of this process's memory,
  * so a forked child keeps the parent's (its copy).  Relaxed: read at exit. */
 static struct {
-	atomic_ulong slots, blocks, block_bytes;
+	atomic_ulong slots, rw_slots, blocks, block_bytes;
 } in_use;
 
 static void slab_lock(void)
@@ -905,20 +961,21 @@ static inline int stale(const struct swap_mutex *s)
 	return unlikely(__atomic_load_n(&s->gen, __ATOMIC_ACQUIRE) != hot.fork_gen);
 }
 
-static void gen_publish(struct swap_mutex *s, unsigned v)
+/* A lock's fork generation word (a mutex's or an rwlock's) set to v, its waiters woken. */
+static void gen_publish(unsigned *gen, unsigned v)
 {
 	int e = errno;
-	__atomic_store_n(&s->gen, v, __ATOMIC_RELEASE);
-	syscall(SYS_futex, &s->gen, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
+	__atomic_store_n(gen, v, __ATOMIC_RELEASE);
+	syscall(SYS_futex, gen, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
 	errno = e;
 }
 
-/* Until gen is no longer v: 0, or ETIMEDOUT at mono (CLOCK_MONOTONIC; NULL: none). */
-static int gen_wait(struct swap_mutex *s, unsigned v, const struct timespec *mono)
+/* Until *gen is no longer v: 0, or ETIMEDOUT at mono (CLOCK_MONOTONIC; NULL: none). */
+static int gen_wait(unsigned *gen, unsigned v, const struct timespec *mono)
 {
 	int e = errno, rc = 0;
-	while (__atomic_load_n(&s->gen, __ATOMIC_ACQUIRE) == v) {
-		if (syscall(SYS_futex, &s->gen, FUTEX_WAIT_BITSET_PRIVATE, v, mono, NULL,
+	while (__atomic_load_n(gen, __ATOMIC_ACQUIRE) == v) {
+		if (syscall(SYS_futex, gen, FUTEX_WAIT_BITSET_PRIVATE, v, mono, NULL,
 			    FUTEX_BITSET_MATCH_ANY) && errno == ETIMEDOUT) {
 			rc = ETIMEDOUT;
 			break;
@@ -956,7 +1013,7 @@ static int fork_repair(struct swap_mutex *s, enum how how, clockid_t clk,
 		if (v == cur)
 			return 0;
 		if (v & GEN_REPAIR) {
-			gen_wait(s, v, NULL);   /* a trylock and a slot away */
+			gen_wait(&s->gen, v, NULL);   /* a trylock and a slot away */
 			continue;
 		}
 		if (v == (cur | GEN_HELD)) {
@@ -968,7 +1025,7 @@ static int fork_repair(struct swap_mutex *s, enum how how, clockid_t clk,
 					return rc;
 				dl = &mono;
 			}
-			if (gen_wait(s, v, dl))
+			if (gen_wait(&s->gen, v, dl))
 				return ETIMEDOUT;
 			continue;
 		}
@@ -989,12 +1046,30 @@ static int fork_repair(struct swap_mutex *s, enum how how, clockid_t clk,
 		int held = class_of_made(s)->ops->trylock(p);
 		tls.busy--;
 		if (held) {
-			gen_publish(s, cur | GEN_HELD);
+			gen_publish(&s->gen, cur | GEN_HELD);
 			continue;
 		}
 		fork_fresh_slot(s, p);
-		gen_publish(s, cur);
+		gen_publish(&s->gen, cur);
 		return 0;
+	}
+}
+
+/* This thread's look at a lock from before the fork (GEN_REPAIR in *gen),
+ * after any other thread's: 1, or 0 when the lock is current after all.  The
+ * caller ends the look with gen_publish(gen, hot.fork_gen). */
+static int gen_claim(unsigned *gen)
+{
+	unsigned cur = hot.fork_gen;
+	for (;;) {
+		unsigned v = __atomic_load_n(gen, __ATOMIC_ACQUIRE);
+		if (v == cur)
+			return 0;
+		if (v & GEN_REPAIR)
+			gen_wait(gen, v, NULL);
+		else if (__atomic_compare_exchange_n(gen, &v, cur | GEN_REPAIR, 0, __ATOMIC_ACQUIRE,
+						     __ATOMIC_RELAXED))
+			return 1;
 	}
 }
 
@@ -1002,24 +1077,13 @@ static int fork_repair(struct swap_mutex *s, enum how how, clockid_t clk,
  * slot.  -1: it is current after all, unlock as usual. */
 static int fork_release(struct swap_mutex *s)
 {
-	unsigned cur = hot.fork_gen;
-	for (;;) {
-		unsigned v = __atomic_load_n(&s->gen, __ATOMIC_ACQUIRE);
-		if (v == cur)
-			return -1;
-		if (v & GEN_REPAIR) {
-			gen_wait(s, v, NULL);
-			continue;
-		}
-		if (!__atomic_load_n(&s->slot, __ATOMIC_ACQUIRE))
-			return EPERM;   /* never locked */
-		if (!__atomic_compare_exchange_n(&s->gen, &v, cur | GEN_REPAIR, 0,
-						 __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
-			continue;
-		fork_fresh_slot(s, __atomic_load_n(&s->slot, __ATOMIC_ACQUIRE));
-		gen_publish(s, cur);
-		return 0;
-	}
+	if (!gen_claim(&s->gen))
+		return -1;
+	void *p = __atomic_load_n(&s->slot, __ATOMIC_ACQUIRE);
+	if (p)
+		fork_fresh_slot(s, p);
+	gen_publish(&s->gen, hot.fork_gen);
+	return p ? 0 : EPERM;   /* EPERM: never locked */
 }
 
 /* --------------------------------------------------------- lock and unlock */
@@ -1562,54 +1626,338 @@ EXPORT int SWAPPED(pthread_cond_broadcast)(pthread_cond_t *c)
 /* ---------------------------------------------------------------- rwlocks */
 
 /*
- * pthread_rwlock_t stays glibc's: each call goes to glibc's function, and with
- * the stats on, inits and successful acquisitions are counted (acquisitions
- * per thread, like the mutexes').  A call from inside our own set-up, before
- * glibc's function is known, is answered with success (glibc_call).
+ * Without LOCKLAB_SWAP_RWLOCK, pthread_rwlock_t stays glibc's: each call goes
+ * to glibc's function, and with the stats on, inits and successful
+ * acquisitions are counted (per thread, like the mutexes').  With it, every
+ * pthread_rwlock_t but a process-shared one is served by that rwlock of
+ * liblocklab, in a slot of the slab (one 64-byte line: every rwlock's state
+ * is 40 to 56 bytes, and glibc's 56 must keep room for what POSIX needs):
+ *
+ *   offset  glibc's field        ours
+ *    0      __readers, __writers the slot: NULL until first use, CASed in once
+ *    8      __wrphase_futex      fork generation (as a mutex's __nusers)
+ *   24      __cur_writer         the write holder's swap thread id, 0 when none
+ *                                (written by the holder only): EDEADLK, EBUSY
+ *   28      __shared             glibc's, never written: a process-shared lock
+ *                                is glibc's for its life
+ *   48      __flags              glibc's kind, never written: a
+ *                                writer-nonrecursive lock gets rwc.config[1]
+ *
+ * pthread_rwlock_init is glibc's (it zeroes the rest): no slot until first
+ * use, so a static initializer's lock and an initialised one start alike.
+ * A call from inside an algorithm (partitioned's and pthread's glibc
+ * rwlocks) or our set-up is glibc's (tls.busy), the latter answered with
+ * success before glibc's function is known (GLIBC_CALL).
  */
+struct swap_rwlock {
+	void *slot;
+	unsigned gen;
+	unsigned glibc_writers_futex, glibc_pad3, glibc_pad4;
+	int writer;
+	int shared;
+	unsigned char glibc_elision[16];
+	unsigned flags;
+	unsigned glibc_pad5;
+};
+_Static_assert(sizeof(struct swap_rwlock) == sizeof(pthread_rwlock_t), "glibc's rwlock layout");
+_Static_assert(offsetof(struct swap_rwlock, writer) ==
+	       offsetof(pthread_rwlock_t, __data.__cur_writer), "__cur_writer where glibc keeps it");
+_Static_assert(offsetof(struct swap_rwlock, shared) ==
+	       offsetof(pthread_rwlock_t, __data.__shared), "__shared where glibc keeps it");
+_Static_assert(offsetof(struct swap_rwlock, flags) ==
+	       offsetof(pthread_rwlock_t, __data.__flags), "__flags where glibc keeps it");
+
+static inline struct swap_rwlock *SR(pthread_rwlock_t *l) { return (struct swap_rwlock *)l; }
+
+/* glibc's: no rwlock named, inside an algorithm or our set-up, or process-shared
+ * (__shared is written by init before the lock is shared). */
+static inline int rw_glibcs(pthread_rwlock_t *l)
+{
+	if (unlikely(!atomic_load_explicit(&config_ready, memory_order_acquire)) && !tls.busy)
+		config_load();
+	return !hot.rw_ops || tls.busy || __atomic_load_n(&SR(l)->shared, __ATOMIC_RELAXED);
+}
+
+static inline void rw_count(int contended)
+{
+	count_thread();
+	tls.rwc += (uint32_t)contended;
+	if (unlikely(++tls.rw >= 1024))
+		flush_counts();
+}
+
 static inline int rw_counted(int r)
 {
-	if (r == 0 && counting()) {
-		count_thread();
-		if (unlikely(++tls.rw >= 1024))
-			flush_counts();
-	}
+	if (r == 0 && !tls.busy && counting())   /* not an algorithm's own glibc rwlock */
+		rw_count(0);
 	return r;
+}
+
+/* A slot with the rwlock's state initialised, by the lock's kind. */
+static void *rw_slot_new(const struct swap_rwlock *s)
+{
+	void *p = slab_take(&rw_slot_free, rwc.slot_bytes, 64);
+	if (!p) {
+		say("locklab: swap: out of memory for an rwlock (mmap failed)");
+		abort();
+	}
+	atomic_fetch_add_explicit(&in_use.rw_slots, 1, memory_order_relaxed);
+	int nonrec = __atomic_load_n(&s->flags, __ATOMIC_RELAXED) ==
+		     PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP;
+	tls.busy++;
+	int rc = hot.rw_ops->init(p, rwc.config[nonrec]);
+	tls.busy--;
+	if (rc) {
+		say("locklab: swap: rwlock %s: init failed (%s)", rwc.name, strerror(rc));
+		abort();
+	}
+	return p;
+}
+
+static void rw_slot_release(void *p)
+{
+	slab_put(&rw_slot_free, p);
+	atomic_fetch_sub_explicit(&in_use.rw_slots, 1, memory_order_relaxed);
+}
+
+/* The slot, made now at the first use (racing first users agree by CAS). */
+static void *rw_slot_of(struct swap_rwlock *s)
+{
+	/* Acquire pairs with the CAS's release: the state is initialised. */
+	void *p = __atomic_load_n(&s->slot, __ATOMIC_ACQUIRE);
+	if (likely(p != NULL))
+		return p;
+	p = rw_slot_new(s);
+	void *expect = NULL;
+	if (__atomic_compare_exchange_n(&s->slot, &expect, p, 0, __ATOMIC_ACQ_REL,
+					__ATOMIC_ACQUIRE)) {
+		atomic_fetch_add_explicit(&totals.rw_swapped, 1, memory_order_relaxed);
+		return p;
+	}
+	tls.busy++;
+	hot.rw_ops->destroy(p);
+	tls.busy--;
+	rw_slot_release(p);
+	return expect;
+}
+
+static inline unsigned rw_writer(const struct swap_rwlock *s)
+{
+	return (unsigned)__atomic_load_n(&s->writer, __ATOMIC_RELAXED);
+}
+
+static inline void rw_set_writer(struct swap_rwlock *s, unsigned id)
+{
+	__atomic_store_n(&s->writer, (int)id, __ATOMIC_RELAXED);
+}
+
+/* Replace the state, free or this thread's write hold, by a fresh one; the old
+ * is dropped, not destroyed (what it owns beyond its slot stays behind). */
+static void rw_fresh_slot(struct swap_rwlock *s, void *old)
+{
+	__atomic_store_n(&s->slot, rw_slot_new(s), __ATOMIC_RELEASE);
+	rw_slot_release(old);
+}
+
+/*
+ * The first use of an rwlock in a forked child (its gen older than
+ * hot.fork_gen), one thread looking at a time (GEN_REPAIR):
+ *
+ *   never used        gen made current
+ *   free at the fork  (a trywrlock of the old state succeeds) a fresh state
+ *   held at the fork  kept as it is: by a thread that is gone it stays held,
+ *                     as glibc's does (try EBUSY, timed ETIMEDOUT, lock waits);
+ *                     a hold of the forking thread is its own to release
+ *                     (rw_fork_release)
+ */
+static void rw_fork_repair(struct swap_rwlock *s)
+{
+	if (!gen_claim(&s->gen))
+		return;
+	void *p = __atomic_load_n(&s->slot, __ATOMIC_ACQUIRE);
+	if (p) {
+		tls.busy++;
+		int held = hot.rw_ops->trywrlock(p);
+		tls.busy--;
+		if (!held)
+			rw_fresh_slot(s, p);
+	}
+	gen_publish(&s->gen, hot.fork_gen);
+}
+
+/*
+ * An unlock in a forked child of an rwlock not used since the fork, by the
+ * forking thread: a write hold gets a fresh state (gone threads queued on the
+ * old one are left behind with it); a read hold is released on the old state,
+ * which is then replaced by a fresh one if it is free.  The unlock's result,
+ * or -1: never locked, the usual path answers.
+ */
+static int rw_fork_release(struct swap_rwlock *s)
+{
+	if (!gen_claim(&s->gen))
+		return -1;
+	void *p = __atomic_load_n(&s->slot, __ATOMIC_ACQUIRE);
+	int rc = -1;
+	if (p && rw_writer(s) == self_id()) {
+		rw_set_writer(s, 0);
+		rw_fresh_slot(s, p);
+		rc = 0;
+	} else if (p) {
+		tls.busy++;
+		rc = hot.rw_ops->unlock(p);
+		int held = hot.rw_ops->trywrlock(p);
+		tls.busy--;
+		if (!held)
+			rw_fresh_slot(s, p);
+	}
+	gen_publish(&s->gen, hot.fork_gen);
+	return rc;
+}
+
+static inline int rw_stale(const struct swap_rwlock *s)
+{
+	return unlikely(__atomic_load_n(&s->gen, __ATOMIC_ACQUIRE) != hot.fork_gen);
+}
+
+/*
+ * Any lock of a swapped rwlock.  As glibc's: a bad deadline (tv_nsec out of
+ * range, a clock neither CLOCK_REALTIME nor CLOCK_MONOTONIC) is EINVAL even
+ * when the lock is free; a thread holding the write lock gets EDEADLK from
+ * rdlock and wrlock (plain, timed, clock) and EBUSY from their try.
+ */
+static int rw_acquire(pthread_rwlock_t *l, int write, enum how how, clockid_t clk,
+		      const struct timespec *abs)
+{
+	struct swap_rwlock *s = SR(l);
+	if (how == H_TIMED && (!abs || abs->tv_nsec < 0 || abs->tv_nsec >= 1000000000L ||
+			       (clk != CLOCK_REALTIME && clk != CLOCK_MONOTONIC)))
+		return EINVAL;
+	unsigned me = self_id();
+	if (rw_writer(s) == me)
+		return how == H_TRY ? EBUSY : EDEADLK;
+	if (rw_stale(s))
+		rw_fork_repair(s);
+	void *p = rw_slot_of(s);
+	const struct ll_rwlock_ops *o = hot.rw_ops;
+	int rc, contended = 0;
+	tls.busy++;
+	if (how == H_TRY) {
+		rc = write ? o->trywrlock(p) : o->tryrdlock(p);
+	} else if (how == H_LOCK && !counting()) {
+		rc = write ? o->wrlock(p) : o->rdlock(p);
+	} else {
+		rc = write ? o->trywrlock(p) : o->tryrdlock(p);
+		if (rc == EBUSY) {
+			contended = 1;
+			struct timespec mono;
+			if (counting())
+				waiting_enter();
+			if (how == H_LOCK)
+				rc = write ? o->wrlock(p) : o->rdlock(p);
+			else if (!(rc = to_mono(clk, abs, &mono)))
+				rc = write ? o->timedwrlock(p, &mono) : o->timedrdlock(p, &mono);
+			if (counting())
+				waiting_leave();
+		}
+	}
+	tls.busy--;
+	if (rc)
+		return rc;
+	if (write)
+		rw_set_writer(s, me);
+	if (counting())
+		rw_count(contended);
+	return 0;
 }
 
 EXPORT int SWAPPED(pthread_rwlock_init)(pthread_rwlock_t *l, const pthread_rwlockattr_t *a)
 {
 	int r = GLIBC_CALL(rw_init, 0, l, a);
-	if (r == 0 && counting())   /* relaxed: read at exit */
+	if (r || tls.busy)
+		return r;
+	/* Relaxed: totals read at exit. */
+	if (counting())
 		atomic_fetch_add_explicit(&totals.rwlocks, 1, memory_order_relaxed);
-	return r;
+	if (hot.rw_ops && SR(l)->shared)
+		atomic_fetch_add_explicit(&totals.rw_pshared, 1, memory_order_relaxed);
+	return 0;
+}
+
+EXPORT int SWAPPED(pthread_rwlock_destroy)(pthread_rwlock_t *l)
+{
+	if (rw_glibcs(l))
+		return GLIBC_CALL(rw_destroy, 0, l);
+	struct swap_rwlock *s = SR(l);
+	void *p = __atomic_exchange_n(&s->slot, NULL, __ATOMIC_ACQ_REL);
+	if (p) {
+		/* A state from before a fork is dropped: its destroy could wait for
+		 * threads that are gone. */
+		if (!rw_stale(s)) {
+			tls.busy++;
+			hot.rw_ops->destroy(p);
+			tls.busy--;
+		}
+		rw_slot_release(p);
+	}
+	rw_set_writer(s, 0);
+	return 0;
+}
+
+EXPORT int SWAPPED(pthread_rwlock_unlock)(pthread_rwlock_t *l)
+{
+	if (rw_glibcs(l))
+		return GLIBC_CALL(rw_unlock, 0, l);
+	struct swap_rwlock *s = SR(l);
+	if (rw_stale(s)) {
+		int rc = rw_fork_release(s);
+		if (rc >= 0)
+			return rc;
+	}
+	void *p = __atomic_load_n(&s->slot, __ATOMIC_ACQUIRE);
+	if (unlikely(!p))
+		return EPERM;   /* never locked */
+	if (rw_writer(s) == self_id())
+		rw_set_writer(s, 0);
+	tls.busy++;
+	int rc = hot.rw_ops->unlock(p);
+	tls.busy--;
+	return rc;
 }
 
 /* The four lock calls of one side, rd or wr: plain, try, timed, clock. */
-#define RWLOCK_SIDE(side)                                                                   \
+#define RWLOCK_SIDE(side, write)                                                            \
 	EXPORT int SWAPPED(pthread_rwlock_##side##lock)(pthread_rwlock_t *l)                 \
 	{                                                                                    \
-		return rw_counted(GLIBC_CALL(rw_##side##lock, 0, l));                    \
+		if (rw_glibcs(l))                                                            \
+			return rw_counted(GLIBC_CALL(rw_##side##lock, 0, l));                \
+		return rw_acquire(l, write, H_LOCK, 0, NULL);                                \
 	}                                                                                    \
 	EXPORT int SWAPPED(pthread_rwlock_try##side##lock)(pthread_rwlock_t *l)              \
 	{                                                                                    \
-		return rw_counted(GLIBC_CALL(rw_try##side##lock, 0, l));                 \
+		if (rw_glibcs(l))                                                            \
+			return rw_counted(GLIBC_CALL(rw_try##side##lock, 0, l));             \
+		return rw_acquire(l, write, H_TRY, 0, NULL);                                 \
 	}                                                                                    \
 	EXPORT int SWAPPED(pthread_rwlock_timed##side##lock)(pthread_rwlock_t *l,            \
 							       const struct timespec *abs)   \
 	{                                                                                    \
-		return rw_counted(GLIBC_CALL(rw_timed##side##lock, 0, l, abs));          \
+		if (rw_glibcs(l))                                                            \
+			return rw_counted(GLIBC_CALL(rw_timed##side##lock, 0, l, abs));      \
+		return rw_acquire(l, write, H_TIMED, CLOCK_REALTIME, abs);                   \
 	}                                                                                    \
 	EXPORT int SWAPPED(pthread_rwlock_clock##side##lock)(pthread_rwlock_t *l, clockid_t clk, \
 							       const struct timespec *abs)   \
 	{                                                                                    \
-		if (can_call_real() && !real.rw_clock##side##lock)                       \
-			return ENOSYS;                                                       \
-		return rw_counted(GLIBC_CALL(rw_clock##side##lock, 0, l, clk, abs));     \
+		if (rw_glibcs(l)) {                                                          \
+			if (can_call_real() && !real.rw_clock##side##lock)                   \
+				return ENOSYS;                                               \
+			return rw_counted(GLIBC_CALL(rw_clock##side##lock, 0, l, clk, abs)); \
+		}                                                                            \
+		return rw_acquire(l, write, H_TIMED, clk, abs);                              \
 	}
 
-RWLOCK_SIDE(rd)
-RWLOCK_SIDE(wr)
+RWLOCK_SIDE(rd, 0)
+RWLOCK_SIDE(wr, 1)
 #undef RWLOCK_SIDE
 
 /* -------------------------------------------------------- fork and exit */
@@ -1625,7 +1973,7 @@ static void after_fork_child(void)
 {
 	if (atomic_flag_test_and_set_explicit(&slab_guard, memory_order_relaxed)) {
 		slab_next = slab_end = NULL;
-		slab_free = NULL;
+		slab_free = rw_slot_free = NULL;
 		memset(block_free, 0, sizeof(block_free));
 	}
 	atomic_flag_clear_explicit(&slab_guard, memory_order_relaxed);
@@ -1654,6 +2002,9 @@ static void after_fork_child(void)
 	atomic_store_explicit(&totals.mutexes, 0, memory_order_relaxed);
 	atomic_store_explicit(&totals.rwlocks, 0, memory_order_relaxed);
 	atomic_store_explicit(&totals.rw_acquisitions, 0, memory_order_relaxed);
+	atomic_store_explicit(&totals.rw_swapped, 0, memory_order_relaxed);
+	atomic_store_explicit(&totals.rw_contended, 0, memory_order_relaxed);
+	atomic_store_explicit(&totals.rw_pshared, 0, memory_order_relaxed);
 	atomic_store_explicit(&totals.waiting, 0, memory_order_relaxed);
 	atomic_store_explicit(&totals.max_waiting, 0, memory_order_relaxed);
 	for (int i = 0; i < PASS_N; i++)
@@ -1661,7 +2012,7 @@ static void after_fork_child(void)
 	for (int i = 0; i <= nsites; i++)
 		atomic_store_explicit(&classes[i].matched, 0, memory_order_relaxed);
 	atomic_store_explicit(&glibc_class.matched, 0, memory_order_relaxed);
-	tls.acq = tls.cont = tls.rw = 0;
+	tls.acq = tls.cont = tls.rw = tls.rwc = 0;
 }
 
 __attribute__((constructor)) static void swap_ctor(void)
@@ -1796,6 +2147,10 @@ __attribute__((destructor)) static void swap_dtor(void)
 	unsigned maxw = atomic_load_explicit(&totals.max_waiting, memory_order_relaxed);
 	unsigned long rwl = atomic_load_explicit(&totals.rwlocks, memory_order_relaxed);
 	unsigned long rwa = atomic_load_explicit(&totals.rw_acquisitions, memory_order_relaxed);
+	unsigned long rws = atomic_load_explicit(&totals.rw_swapped, memory_order_relaxed);
+	unsigned long rwc_ = atomic_load_explicit(&totals.rw_contended, memory_order_relaxed);
+	unsigned long rwp = atomic_load_explicit(&totals.rw_pshared, memory_order_relaxed);
+	unsigned long rw_slots = atomic_load_explicit(&in_use.rw_slots, memory_order_relaxed);
 	unsigned long slots = atomic_load_explicit(&in_use.slots, memory_order_relaxed);
 	unsigned long blk = atomic_load_explicit(&in_use.blocks, memory_order_relaxed);
 	unsigned long blk_bytes = atomic_load_explicit(&in_use.block_bytes, memory_order_relaxed);
@@ -1803,11 +2158,17 @@ __attribute__((destructor)) static void swap_dtor(void)
 		o.len = 0;
 		out_printf(&o, "locklab: swap pid %d lock %s: %lu mutexes (%zu bytes each), "
 			   "%lu acquisitions, %lu contended, %lu passed to glibc, %lu condvar waits, "
-			   "at most %u waiting at once; glibc's rwlocks: %lu initialised, "
-			   "%lu acquisitions; in use: %lu slots, %lu blocks of the algorithms' "
-			   "(%lu bytes)",
+			   "at most %u waiting at once; ",
 			   (int)getpid(), rest == GLIBC_CLASS ? "glibc" : classes[0].name, mx,
-			   slot_bytes, acq, cont, npass, conds, maxw, rwl, rwa, slots, blk, blk_bytes);
+			   slot_bytes, acq, cont, npass, conds, maxw);
+		if (hot.rw_ops)
+			out_printf(&o, "rwlocks %s: %lu initialised, %lu swapped (%zu bytes each), "
+				   "%lu acquisitions, %lu contended, %lu process-shared left to glibc",
+				   rwc.name, rwl, rws, rwc.slot_bytes, rwa, rwc_, rwp);
+		else
+			out_printf(&o, "glibc's rwlocks: %lu initialised, %lu acquisitions", rwl, rwa);
+		out_printf(&o, "; in use: %lu slots, %lu rwlock slots, %lu blocks of the "
+			   "algorithms' (%lu bytes)", slots, rw_slots, blk, blk_bytes);
 		for (int i = 1; i <= nsites; i++) {
 			unsigned long n = atomic_load_explicit(&classes[i].matched, memory_order_relaxed);
 			out_printf(&o, "%s%s %s: %lu%s", i == 1 ? "; lock-for " : ", ", classes[i].site,
@@ -1827,11 +2188,17 @@ __attribute__((destructor)) static void swap_dtor(void)
 		out_printf(&o, ", \"mutexes\": %lu, \"slot_bytes\": %zu, \"acquisitions\": %lu, "
 			   "\"contended\": %lu, \"passthrough\": {\"%s\": %lu, \"%s\": %lu, "
 			   "\"%s\": %lu, \"%s\": %lu}, \"conds\": %lu, \"max_waiting\": %u, "
-			   "\"rwlocks\": {\"initialised\": %lu, \"acquisitions\": %lu}, "
-			   "\"in_use\": {\"slots\": %lu, \"blocks\": %lu, \"block_bytes\": %lu}}\n",
+			   "\"rwlocks\": {\"lock\": ",
 			   mx, slot_bytes, acq, cont, pass_names[0], pass[0], pass_names[1], pass[1],
-			   pass_names[2], pass[2], pass_names[3], pass[3], conds, maxw, rwl, rwa,
-			   slots, blk, blk_bytes);
+			   pass_names[2], pass[2], pass_names[3], pass[3], conds, maxw);
+		out_str(&o, hot.rw_ops ? rwc.name : NULL);
+		out_printf(&o, ", \"lock_opts\": ");
+		out_str(&o, rwc.opts);
+		out_printf(&o, ", \"initialised\": %lu, \"acquisitions\": %lu, \"swapped\": %lu, "
+			   "\"slot_bytes\": %zu, \"contended\": %lu, \"pshared\": %lu}, "
+			   "\"in_use\": {\"slots\": %lu, \"rw_slots\": %lu, \"blocks\": %lu, "
+			   "\"block_bytes\": %lu}}\n",
+			   rwl, rwa, rws, rwc.slot_bytes, rwc_, rwp, slots, rw_slots, blk, blk_bytes);
 		append_line(stats_json, &o);
 	}
 }

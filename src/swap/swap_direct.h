@@ -18,7 +18,7 @@
 	X(pthread_cond_broadcast) X(pthread_rwlock_init) X(pthread_rwlock_rdlock) \
 	X(pthread_rwlock_tryrdlock) X(pthread_rwlock_timedrdlock) X(pthread_rwlock_clockrdlock) \
 	X(pthread_rwlock_wrlock) X(pthread_rwlock_trywrlock) X(pthread_rwlock_timedwrlock) \
-	X(pthread_rwlock_clockwrlock)
+	X(pthread_rwlock_clockwrlock) X(pthread_rwlock_destroy) X(pthread_rwlock_unlock)
 
 #define SWAP_DIRECT_DECLARE(f) __typeof__(f) swap_##f;
 SWAP_ENTRY_POINTS(SWAP_DIRECT_DECLARE)

@@ -394,5 +394,118 @@ def test_rwlocks_stay_glibcs_and_are_counted(tmp_path):
     assert res.returncode == 0 and res.stdout == "4000 0\n", (res.stdout, res.stderr)
     doc = json.loads(stats.read_text())
     # One pthread_rwlock_init; seven successful acquisitions a round, four threads.
-    assert doc["rwlocks"] == {"initialised": 1, "acquisitions": 4 * 1000 * 7}
+    assert doc["rwlocks"] == {"lock": None, "lock_opts": "", "initialised": 1,
+                              "acquisitions": 4 * 1000 * 7, "swapped": 0, "slot_bytes": 0,
+                              "contended": 0, "pshared": 0}
+    assert doc["in_use"]["rw_slots"] == 0
     assert "glibc's rwlocks: 1 initialised, 28000 acquisitions" in res.stderr
+
+
+@pytest.fixture(scope="module")
+def rw_program(tmp_path_factory):
+    d = tmp_path_factory.mktemp("rw")
+    (d / "rw.c").write_text(RWLOCKS)
+    subprocess.run(["cc", "-O2", "-pthread", str(d / "rw.c"), "-o", str(d / "rw")], check=True)
+    return d / "rw"
+
+
+SWAPPED_RWLOCKS = ["pthread", "ll", "partitioned", "innodb56-rw", "bravo"]
+
+
+@pytest.mark.parametrize("rwlock", SWAPPED_RWLOCKS)
+def test_rwlocks_swapped_reach_the_library(rw_program, rwlock, tmp_path):
+    """--rwlock alone: both of the program's rwlocks (one made by init, one static) get
+    a slot of the library's rwlock and every acquisition goes through it; the mutexes
+    stay glibc's."""
+    stats = tmp_path / "stats.json"
+    res = locklab("run", "--rwlock", rwlock, "--stats", "--stats-json", stats, "--",
+                  rw_program, timeout=60)
+    assert res.returncode == 0 and res.stdout == "4000 0\n", (res.stdout, res.stderr)
+    doc = json.loads(stats.read_text())
+    rw = doc["rwlocks"]
+    assert doc["lock"] is None and doc["mutexes"] == 0
+    assert (rw["lock"], rw["initialised"], rw["swapped"], rw["acquisitions"]) == \
+        (rwlock, 1, 2, 4 * 1000 * 7)
+    assert rw["slot_bytes"] == 64 and doc["in_use"]["rw_slots"] == 2
+    assert f"rwlocks {rwlock}: 1 initialised, 2 swapped (64 bytes each), 28000 acquisitions" \
+        in res.stderr
+
+
+def test_rwlock_options_reach_the_lock(rw_program, tmp_path):
+    """partitioned's n partitions are n lines of the slab's per lock: the knob, given
+    either way, is the one the program's locks were made with; --lock swaps the
+    mutexes beside."""
+    blocks = {}
+    for args in (["--rwlock", "partitioned:n=4"], ["--rwlock", "partitioned", "--rwlock-opts",
+                                                    "n=64", "--lock", "futex"]):
+        stats = tmp_path / f"{len(args)}.json"
+        res = locklab("run", *args, "--stats-json", stats, "--", rw_program, timeout=60)
+        assert res.returncode == 0 and res.stdout == "4000 0\n", res.stderr
+        doc = json.loads(stats.read_text())
+        blocks[doc["rwlocks"]["lock_opts"]] = (doc["in_use"]["block_bytes"], doc["lock"])
+    assert blocks == {"n=4": (2 * 4 * 64, None), "n=64": (2 * 64 * 64, "futex")}
+
+
+PSHARED = r"""
+#include <pthread.h>
+#include <stdio.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+int main(void) {
+    struct { pthread_rwlock_t l; long n; } *sh = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
+                                                      MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    pthread_rwlockattr_t a;
+    pthread_rwlockattr_init(&a);
+    pthread_rwlockattr_setpshared(&a, PTHREAD_PROCESS_SHARED);
+    pthread_rwlock_init(&sh->l, &a);
+    pid_t pid = fork();
+    for (int i = 0; i < 20000; i++) {
+        pthread_rwlock_wrlock(&sh->l); sh->n++; pthread_rwlock_unlock(&sh->l);
+    }
+    if (pid == 0) _exit(0);
+    waitpid(pid, NULL, 0);
+    printf("%ld\n", sh->n);
+    return 0;
+}
+"""
+
+
+def test_process_shared_rwlocks_stay_glibcs(tmp_path):
+    (tmp_path / "ps.c").write_text(PSHARED)
+    exe = tmp_path / "ps"
+    subprocess.run(["cc", "-O2", "-pthread", str(tmp_path / "ps.c"), "-o", str(exe)], check=True)
+    stats = tmp_path / "stats.json"
+    res = locklab("run", "--rwlock", "ll", "--stats-json", stats, "--", exe, timeout=60)
+    assert res.returncode == 0 and res.stdout == "40000\n", (res.stdout, res.stderr)
+    docs = [json.loads(line) for line in stats.read_text().splitlines()]
+    parent = [d for d in docs if d["rwlocks"]["initialised"] == 1]
+    assert len(parent) == 1 and parent[0]["rwlocks"]["pshared"] == 1
+    assert all(d["rwlocks"]["swapped"] == 0 for d in docs)
+
+
+def test_rwlock_run_keeps_status_signal_and_output(program):
+    res = locklab("run", "--rwlock", "ll", "--", program, "exit", "7")
+    assert res.returncode == 7 and res.stderr == "", res.stderr
+    res = locklab("run", "--rwlock", "bravo", "--", program, "kill")
+    assert res.returncode == -signal.SIGTERM, (res.returncode, res.stderr)
+    res = locklab("run", "--rwlock", "innodb56-rw", "--", program)
+    assert res.returncode == 0 and res.stdout == locklab("run", "--lock", "pthread", "--",
+                                                         program).stdout
+
+
+def test_rwlock_refusals_are_one_line_before_running(tmp_path):
+    marker = tmp_path / "ran"
+    touch = ["sh", "-c", f"touch {marker}"]
+    line = one_line_error(locklab("run", "--rwlock", "nope", "--", *touch))
+    assert "unknown rwlock 'nope' (valid: pthread, ll, partitioned, innodb56-rw, bravo)" in line
+    line = one_line_error(locklab("run", "--rwlock", "innodb56", "--lock", "ll", "--", *touch))
+    assert "unknown rwlock 'innodb56'" in line
+    line = one_line_error(locklab("run", "--rwlock", "ll:bias=2", "--", *touch))
+    assert "option 'bias' of rwlock 'll'" in line
+    line = one_line_error(locklab("run", "--rwlock", "pthread", "--rwlock-opts", "prefer=x", "--",
+                                  *touch))
+    assert "unknown value 'x' for option 'prefer'" in line
+    assert "give --rwlock too" in one_line_error(locklab("run", "--rwlock-opts", "n=2", "--", *touch))
+    assert "no rwlock name" in one_line_error(locklab("run", "--rwlock", ":n=2", "--", *touch))
+    assert not marker.exists()

@@ -15,6 +15,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -44,6 +45,17 @@
 #define pthread_cond_clockwait swap_pthread_cond_clockwait
 #define pthread_cond_signal swap_pthread_cond_signal
 #define pthread_cond_broadcast swap_pthread_cond_broadcast
+#define pthread_rwlock_init swap_pthread_rwlock_init
+#define pthread_rwlock_destroy swap_pthread_rwlock_destroy
+#define pthread_rwlock_rdlock swap_pthread_rwlock_rdlock
+#define pthread_rwlock_tryrdlock swap_pthread_rwlock_tryrdlock
+#define pthread_rwlock_timedrdlock swap_pthread_rwlock_timedrdlock
+#define pthread_rwlock_clockrdlock swap_pthread_rwlock_clockrdlock
+#define pthread_rwlock_wrlock swap_pthread_rwlock_wrlock
+#define pthread_rwlock_trywrlock swap_pthread_rwlock_trywrlock
+#define pthread_rwlock_timedwrlock swap_pthread_rwlock_timedwrlock
+#define pthread_rwlock_clockwrlock swap_pthread_rwlock_clockwrlock
+#define pthread_rwlock_unlock swap_pthread_rwlock_unlock
 #endif
 
 static const char *arg;
@@ -1052,6 +1064,350 @@ static int glibc_kept(void)
 	return 0;
 }
 
+/* ------------------------------------------------------------- rwlocks */
+
+/*
+ * A program's rwlocks (static initializers of both kinds, an initialised one
+ * and a heap one) under readers and writers that use every entry point: a
+ * writer bumps two counters a and b with a pause between, a reader checks
+ * a == b; at the end each lock's counters are the writes made on it.
+ */
+#define RW_LOCKS 4
+static pthread_rwlock_t rw_static = PTHREAD_RWLOCK_INITIALIZER;
+static pthread_rwlock_t rw_nonrec = PTHREAD_RWLOCK_WRITER_NONRECURSIVE_INITIALIZER_NP;
+static pthread_rwlock_t rw_made;
+static pthread_rwlock_t *rw_locks[RW_LOCKS];
+static volatile long rw_a[RW_LOCKS], rw_b[RW_LOCKS];
+static atomic_long rw_torn, rw_writes[RW_LOCKS];
+static long rw_rounds;
+static const struct timespec rw_far = { INT64_MAX, 999999999 };   /* the latest representable */
+
+/* Lock i of the round for reading (write 0) or writing, by variant v of 4. */
+static void rw_take(pthread_rwlock_t *l, int write, int v)
+{
+	int rc;
+	switch (v) {
+	case 0:
+		rc = write ? pthread_rwlock_wrlock(l) : pthread_rwlock_rdlock(l);
+		break;
+	case 1:
+		while ((rc = write ? pthread_rwlock_trywrlock(l) : pthread_rwlock_tryrdlock(l)) == EBUSY)
+			sched_yield();
+		break;
+	case 2:
+		rc = write ? pthread_rwlock_timedwrlock(l, &rw_far) : pthread_rwlock_timedrdlock(l, &rw_far);
+		break;
+	default: {
+		clockid_t clk = (v & 4) ? CLOCK_REALTIME : CLOCK_MONOTONIC;
+		struct timespec soon = after_ns(clk, 200000000);
+		rc = write ? pthread_rwlock_clockwrlock(l, clk, &soon)
+			   : pthread_rwlock_clockrdlock(l, clk, &soon);
+		while (rc == ETIMEDOUT)   /* a writer may starve for a while: try again */
+			rc = write ? pthread_rwlock_clockwrlock(l, clk, &rw_far)
+				   : pthread_rwlock_clockrdlock(l, clk, &rw_far);
+	}
+	}
+	CHECK(rc == 0, "%s variant %d: %d", write ? "write" : "read", v, rc);
+}
+
+static void *rw_main(void *p)
+{
+	unsigned seed = (unsigned)(uintptr_t)p * 2654435761u + 1;
+	for (long r = 0; r < rw_rounds; r++) {
+		seed = seed * 1103515245u + 12345u;
+		int i = (int)(seed >> 8) % RW_LOCKS, write = (seed >> 4) % 4 == 0;
+		int v = (int)((seed >> 12) % 6);
+		pthread_rwlock_t *l = rw_locks[i];
+		rw_take(l, write, v < 3 ? v : v == 3 ? 3 : 7);
+		if (write) {
+			rw_a[i]++;
+			for (volatile int k = 0; k < 50; k++)
+				;
+			rw_b[i]++;
+			atomic_fetch_add(&rw_writes[i], 1);
+		} else if (rw_a[i] != rw_b[i]) {
+			atomic_fetch_add(&rw_torn, 1);
+		}
+		CHECK(pthread_rwlock_unlock(l) == 0, "unlock");
+	}
+	return NULL;
+}
+
+static int rwcount(void)
+{
+	int threads = arg ? atoi(arg) : 8;
+	rw_rounds = test_scaled(20000);
+	pthread_rwlockattr_t a;
+	pthread_rwlockattr_init(&a);
+	pthread_rwlockattr_setkind_np(&a, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
+	CHECK(pthread_rwlock_init(&rw_made, &a) == 0, "init");
+	pthread_rwlockattr_destroy(&a);
+	pthread_rwlock_t *heap = malloc(sizeof(*heap));
+	CHECK(heap && pthread_rwlock_init(heap, NULL) == 0, "init");
+	pthread_rwlock_t *ls[RW_LOCKS] = { &rw_static, &rw_nonrec, &rw_made, heap };
+	memcpy(rw_locks, ls, sizeof(ls));
+	pthread_t t[64];
+	CHECK(threads > 0 && threads <= 64, "1 to 64 threads");
+	for (int i = 0; i < threads; i++)
+		spawn(rw_main, (void *)(intptr_t)i, &t[i]);
+	for (int i = 0; i < threads; i++)
+		join(t[i]);
+	long writes = 0;
+	for (int i = 0; i < RW_LOCKS; i++) {
+		long w = atomic_load(&rw_writes[i]);
+		CHECK(rw_a[i] == w && rw_b[i] == w, "lock %d: %ld and %ld after %ld writes", i,
+		      rw_a[i], rw_b[i], w);
+		writes += w;
+	}
+	CHECK(atomic_load(&rw_torn) == 0, "%ld reads saw a write half done", atomic_load(&rw_torn));
+	CHECK(pthread_rwlock_destroy(heap) == 0 && pthread_rwlock_destroy(&rw_made) == 0, "destroy");
+	free(heap);
+	printf("rwcount: %d threads, %ld writes in %ld rounds each\n", threads, writes, rw_rounds);
+	return 0;
+}
+
+/* What another thread gets from one call (op) on rw_subject. */
+static pthread_rwlock_t *rw_subject;
+enum { RW_TRYRD, RW_TRYWR, RW_TIMEDRD_50MS, RW_CLOCKWR_50MS, RW_CLOCKRD_PAST,
+       RW_TIMEDWR_PAST, RW_TIMEDWR_FAR };
+static void *rw_other(void *p)
+{
+	pthread_rwlock_t *l = rw_subject;
+	struct timespec past = { -1, 0 };
+	struct timespec dl;
+	int rc;
+	switch ((int)(intptr_t)p) {
+	case RW_TRYRD:
+		if (!(rc = pthread_rwlock_tryrdlock(l)))
+			pthread_rwlock_unlock(l);
+		break;
+	case RW_TRYWR:
+		if (!(rc = pthread_rwlock_trywrlock(l)))
+			pthread_rwlock_unlock(l);
+		break;
+	case RW_TIMEDRD_50MS: {
+		dl = after_ns(CLOCK_REALTIME, 50000000);
+		int64_t t0 = now_ns(CLOCK_MONOTONIC);
+		rc = pthread_rwlock_timedrdlock(l, &dl);
+		if (rc == ETIMEDOUT && now_ns(CLOCK_MONOTONIC) - t0 < 40000000)
+			rc = -1;   /* gave up early */
+		break;
+	}
+	case RW_CLOCKWR_50MS:
+		dl = after_ns(CLOCK_MONOTONIC, 50000000);
+		rc = pthread_rwlock_clockwrlock(l, CLOCK_MONOTONIC, &dl);
+		break;
+	case RW_CLOCKRD_PAST:
+		rc = pthread_rwlock_clockrdlock(l, CLOCK_MONOTONIC, &past);
+		break;
+	case RW_TIMEDWR_PAST:
+		rc = pthread_rwlock_timedwrlock(l, &past);
+		break;
+	default:
+		if (!(rc = pthread_rwlock_timedwrlock(l, &rw_far)))
+			pthread_rwlock_unlock(l);
+	}
+	return (void *)(intptr_t)rc;
+}
+
+static int rw_from_other(pthread_rwlock_t *l, int op)
+{
+	pthread_t t;
+	rw_subject = l;
+	spawn(rw_other, (void *)(intptr_t)op, &t);
+	return (int)(intptr_t)join(t);
+}
+
+/* The return values a program sees from glibc's rwlocks, whoever serves them. */
+static int rwerrors(void)
+{
+	static pthread_rwlock_t l = PTHREAD_RWLOCK_INITIALIZER;
+	struct timespec bad_ns = after_ns(CLOCK_REALTIME, 0);
+	bad_ns.tv_nsec = 1000000000;
+	struct timespec neg_ns = { 1, -1 }, past = { -1, 0 }, zero = { 0, 0 };
+	/* A bad deadline is EINVAL even when the lock is free. */
+	CHECK(pthread_rwlock_timedrdlock(&l, &bad_ns) == EINVAL, "tv_nsec 1e9");
+	CHECK(pthread_rwlock_timedwrlock(&l, &neg_ns) == EINVAL, "tv_nsec -1");
+	CHECK(pthread_rwlock_clockrdlock(&l, CLOCK_PROCESS_CPUTIME_ID, &rw_far) == EINVAL,
+	      "another clock");
+	CHECK(pthread_rwlock_clockwrlock(&l, CLOCK_MONOTONIC, &bad_ns) == EINVAL, "tv_nsec 1e9");
+	/* A free lock is taken whatever the deadline. */
+	const struct timespec *dls[] = { &past, &zero, &rw_far };
+	for (int i = 0; i < 3; i++) {
+		CHECK(pthread_rwlock_timedwrlock(&l, dls[i]) == 0 && pthread_rwlock_unlock(&l) == 0,
+		      "timedwrlock free, deadline %d", i);
+		CHECK(pthread_rwlock_clockrdlock(&l, CLOCK_MONOTONIC, dls[i]) == 0 &&
+		      pthread_rwlock_unlock(&l) == 0, "clockrdlock free, deadline %d", i);
+		CHECK(pthread_rwlock_clockwrlock(&l, CLOCK_REALTIME, dls[i]) == 0 &&
+		      pthread_rwlock_unlock(&l) == 0, "clockwrlock free, deadline %d", i);
+	}
+	/* Write-held by this thread. */
+	CHECK(pthread_rwlock_wrlock(&l) == 0, "wrlock");
+	CHECK(pthread_rwlock_rdlock(&l) == EDEADLK, "rdlock by the writer");
+	CHECK(pthread_rwlock_wrlock(&l) == EDEADLK, "wrlock by the writer");
+	CHECK(pthread_rwlock_timedwrlock(&l, &rw_far) == EDEADLK, "timedwrlock by the writer");
+	CHECK(pthread_rwlock_clockrdlock(&l, CLOCK_MONOTONIC, &rw_far) == EDEADLK,
+	      "clockrdlock by the writer");
+	CHECK(pthread_rwlock_tryrdlock(&l) == EBUSY, "tryrdlock by the writer");
+	CHECK(pthread_rwlock_trywrlock(&l) == EBUSY, "trywrlock by the writer");
+	CHECK(rw_from_other(&l, RW_TRYRD) == EBUSY, "tryrdlock of a written lock");
+	CHECK(rw_from_other(&l, RW_TRYWR) == EBUSY, "trywrlock of a written lock");
+	CHECK(rw_from_other(&l, RW_TIMEDRD_50MS) == ETIMEDOUT, "timedrdlock of a written lock");
+	CHECK(rw_from_other(&l, RW_CLOCKWR_50MS) == ETIMEDOUT, "clockwrlock of a written lock");
+	CHECK(rw_from_other(&l, RW_CLOCKRD_PAST) == ETIMEDOUT, "a past deadline, busy");
+	CHECK(rw_from_other(&l, RW_TIMEDWR_PAST) == ETIMEDOUT, "a past deadline, busy");
+	CHECK(pthread_rwlock_unlock(&l) == 0, "unlock");
+	/* Read-held: readers share it, writers wait. */
+	CHECK(pthread_rwlock_rdlock(&l) == 0, "rdlock");
+	CHECK(rw_from_other(&l, RW_TRYRD) == 0, "a second reader");
+	CHECK(rw_from_other(&l, RW_TRYWR) == EBUSY, "trywrlock of a read lock");
+	CHECK(rw_from_other(&l, RW_CLOCKWR_50MS) == ETIMEDOUT, "clockwrlock of a read lock");
+	CHECK(pthread_rwlock_unlock(&l) == 0, "unlock");
+	/* A writer waiting with the latest deadline gets the lock when it is free. */
+	CHECK(pthread_rwlock_rdlock(&l) == 0, "rdlock");
+	pthread_t w;
+	rw_subject = &l;
+	spawn(rw_other, (void *)(intptr_t)RW_TIMEDWR_FAR, &w);
+	struct timespec nap = { 0, 20000000 };
+	nanosleep(&nap, NULL);
+	CHECK(pthread_rwlock_unlock(&l) == 0, "unlock");
+	CHECK(join(w) == 0, "the far writer got it");
+	/* Destroyed and made again; many made, used and destroyed. */
+	CHECK(pthread_rwlock_destroy(&l) == 0, "destroy");
+	CHECK(pthread_rwlock_init(&l, NULL) == 0, "init");
+	CHECK(pthread_rwlock_wrlock(&l) == 0 && pthread_rwlock_unlock(&l) == 0, "after re-init");
+	enum { MANY = 1000 };
+	pthread_rwlock_t *many = calloc(MANY, sizeof(*many));
+	CHECK(many, "calloc");
+	for (int round = 0; round < 3; round++)
+		for (int i = 0; i < MANY; i++) {
+			CHECK(pthread_rwlock_init(&many[i], NULL) == 0, "init %d", i);
+			CHECK(pthread_rwlock_rdlock(&many[i]) == 0 && pthread_rwlock_unlock(&many[i]) == 0,
+			      "read %d", i);
+			CHECK(pthread_rwlock_wrlock(&many[i]) == 0 && pthread_rwlock_unlock(&many[i]) == 0,
+			      "write %d", i);
+			CHECK(pthread_rwlock_destroy(&many[i]) == 0, "destroy %d", i);
+		}
+	free(many);
+	return 0;
+}
+
+/*
+ * fork with rwlocks held and waited on by the parent's threads: one
+ * write-held by another thread (stays held in the child, as glibc's), one
+ * free but used by others, one write-held by the forking thread with a
+ * writer queued, one read-held by the forking thread.  (A read hold of the
+ * forking thread with a writer queued is not here: its release hands the
+ * lock to the queued writer, who is gone, in glibc's rwlock as in the
+ * library's: the lock stays held in the child.)
+ */
+static pthread_rwlock_t rf_theirs = PTHREAD_RWLOCK_INITIALIZER;
+static pthread_rwlock_t rf_free = PTHREAD_RWLOCK_INITIALIZER;
+static pthread_rwlock_t rf_mine_w = PTHREAD_RWLOCK_INITIALIZER;
+static pthread_rwlock_t rf_mine_r = PTHREAD_RWLOCK_INITIALIZER;
+static atomic_int rf_stop, rf_users_stop, rf_holding;
+
+static void *rf_holder(void *p)
+{
+	(void)p;
+	CHECK(pthread_rwlock_wrlock(&rf_theirs) == 0, "wrlock");
+	atomic_store(&rf_holding, 1);
+	while (!atomic_load(&rf_stop))
+		sched_yield();
+	pthread_rwlock_unlock(&rf_theirs);
+	return NULL;
+}
+
+static void *rf_user(void *p)
+{
+	(void)p;
+	while (!atomic_load(&rf_users_stop)) {
+		pthread_rwlock_rdlock(&rf_free);
+		pthread_rwlock_unlock(&rf_free);
+		pthread_rwlock_wrlock(&rf_free);
+		pthread_rwlock_unlock(&rf_free);
+	}
+	return NULL;
+}
+
+static void *rf_waiter(void *p)
+{
+	pthread_rwlock_t *l = p;
+	CHECK(pthread_rwlock_wrlock(l) == 0, "queued writer");
+	pthread_rwlock_unlock(l);
+	return NULL;
+}
+
+static int rf_child(void)
+{
+	alarm(30);   /* a hang is a failure (alarms are not inherited) */
+	struct timespec short_dl = after_ns(CLOCK_MONOTONIC, 20000000);
+	if (pthread_rwlock_tryrdlock(&rf_theirs) != EBUSY || pthread_rwlock_trywrlock(&rf_theirs) != EBUSY)
+		return 10;
+	if (pthread_rwlock_clockwrlock(&rf_theirs, CLOCK_MONOTONIC, &short_dl) != ETIMEDOUT)
+		return 11;
+	for (int i = 0; i < 3; i++)
+		if (pthread_rwlock_wrlock(&rf_free) || pthread_rwlock_unlock(&rf_free) ||
+		    pthread_rwlock_rdlock(&rf_free) || pthread_rwlock_unlock(&rf_free))
+			return 12;
+	/* The forking thread's holds are its own to release, and free after. */
+	if (pthread_rwlock_rdlock(&rf_mine_w) != EDEADLK || pthread_rwlock_unlock(&rf_mine_w))
+		return 13;
+	if (pthread_rwlock_unlock(&rf_mine_r))
+		return 14;
+	pthread_rwlock_t *mine[2] = { &rf_mine_w, &rf_mine_r };
+	for (int i = 0; i < 2; i++) {
+		struct timespec dl = after_ns(CLOCK_REALTIME, 2000000000);
+		if (pthread_rwlock_timedwrlock(mine[i], &dl) || pthread_rwlock_unlock(mine[i]))
+			return 15 + i;
+		if (pthread_rwlock_rdlock(mine[i]) || pthread_rwlock_unlock(mine[i]))
+			return 17 + i;
+	}
+#ifndef LL_SWAP_DIRECT
+	/* A thread of the child's own on a lock the parent's threads used (not
+	 * under ThreadSanitizer: it stops at a thread made after a threaded fork). */
+	pthread_t t;
+	rw_subject = &rf_free;
+	if (pthread_create(&t, NULL, rw_other, (void *)(intptr_t)RW_TRYWR))
+		return 19;
+	void *r;
+	if (pthread_join(t, &r) || r != NULL)
+		return 20;
+#endif
+	return 0;
+}
+
+static int rwfork(void)
+{
+	pthread_t holder, users[2], waiter;
+	spawn(rf_holder, NULL, &holder);
+	for (int i = 0; i < 2; i++)
+		spawn(rf_user, NULL, &users[i]);
+	while (!atomic_load(&rf_holding))
+		sched_yield();
+	CHECK(pthread_rwlock_wrlock(&rf_mine_w) == 0 && pthread_rwlock_rdlock(&rf_mine_r) == 0, "hold");
+	spawn(rf_waiter, &rf_mine_w, &waiter);
+	struct timespec nap = { 0, 30000000 };   /* the waiters queue, the users run */
+	nanosleep(&nap, NULL);
+	/* Free at the fork (a lock a gone thread held stays held, as glibc's). */
+	atomic_store(&rf_users_stop, 1);
+	for (int i = 0; i < 2; i++)
+		join(users[i]);
+	pid_t pid = fork();
+	CHECK(pid >= 0, "fork");
+	if (pid == 0)
+		_exit(rf_child());
+	int status;
+	CHECK(waitpid(pid, &status, 0) == pid, "waitpid");
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "child status %#x", status);
+	CHECK(pthread_rwlock_unlock(&rf_mine_w) == 0 && pthread_rwlock_unlock(&rf_mine_r) == 0,
+	      "the parent still holds them");
+	atomic_store(&rf_stop, 1);
+	join(holder);
+	join(waiter);
+	return 0;
+}
+
 static const struct test_case cases[] = {
 	{ "preloaded", preloaded, 0 },
 	{ "recursive", recursive, 0 },
@@ -1069,6 +1425,9 @@ static const struct test_case cases[] = {
 	{ "manythreads", manythreads, 0 },
 	{ "allocs", allocs, 0 },
 	{ "glibc", glibc_kept, 0 },
+	{ "rwcount", rwcount, 0 },
+	{ "rwerrors", rwerrors, 0 },
+	{ "rwfork", rwfork, 0 },
 };
 
 int main(int argc, char **argv)
