@@ -80,6 +80,8 @@ struct strnode {
 	uintptr_t addr, site;
 	int is_static;                /* a lock: static; a frame: a symbol named it */
 	const char *s;
+	uint64_t weight;              /* a caller's name for a site: the waits behind it */
+	struct strnode *best;         /* a site named by its caller: the heaviest name */
 };
 
 static const char *event_name[PROF_NEVENTS] = { "mutex", "cond", "read", "write", "futex",
@@ -119,7 +121,7 @@ static struct strnode *str_slot(struct ctx *c, uint64_t key, uintptr_t addr, uin
 	struct strnode *n = prof_arena_alloc(sizeof(*n));
 	if (!n)
 		return NULL;
-	*n = (struct strnode){ *b, key, addr, site, 0, NULL };
+	*n = (struct strnode){ *b, key, addr, site, 0, NULL, 0, NULL };
 	*b = n;
 	return n;
 }
@@ -164,7 +166,7 @@ static const char *intern(struct ctx *c, const char *s)
 	const char *d = dup_str(s);
 	if (!n || !d)
 		return "?";
-	*n = (struct strnode){ *b, h, 0, 2, 0, d };
+	*n = (struct strnode){ *b, h, 0, 2, 0, d, 0, NULL };
 	*b = n;
 	return d;
 }
@@ -202,8 +204,8 @@ static const char *lock_name(struct ctx *c, uintptr_t addr, uintptr_t site, int 
  * the innermost named function on the stack of a wait made at that site,
  * "futex in mariadbd`trx_sys_t::register_rw+0x45": the code that took it.
  * Called for every record before any lock is named, so that every record of
- * the site finds the same name; the first stack that has the site innermost
- * decides.
+ * the site finds the same name; where the waits at the site came through
+ * several named callers, the one with the most waiting behind it wins.
  */
 static void name_site_by_caller(struct ctx *c, const struct prof_rec *r)
 {
@@ -211,18 +213,25 @@ static void name_site_by_caller(struct ctx *c, const struct prof_rec *r)
 	    frame_named(c, r->site))
 		return;
 	struct strnode *n = str_slot(c, r->site, 0, 3);
-	if (!n || n->s)
-		return;
 	int depth = 0;
 	const uintptr_t *pcs = prof_stack_get(r->stack, &depth);
-	if (!depth || pcs[0] != r->site)
+	if (!n || !depth || pcs[0] != r->site)
 		return;
 	for (int k = 1; k < depth; k++)
 		if (frame_named(c, pcs[k])) {
 			char buf[600];
 			snprintf(buf, sizeof(buf), "%s in %s", kind_name[r->kind],
 				 frame_name(c, pcs[k]));
-			n->s = dup_str(buf);
+			const char *name = intern(c, buf);
+			struct strnode *cand = str_slot(c, r->site, (uintptr_t)name, 6);
+			if (!cand)
+				return;
+			cand->s = name;
+			/* Relaxed: a snapshot, as take() reads it. */
+			cand->weight += atomic_load_explicit(&r->total_ns, memory_order_relaxed) + 1;
+			if (!n->best || (n->best != cand && cand->weight > n->best->weight))
+				n->best = cand;
+			n->s = n->best->s;
 			return;
 		}
 }
