@@ -17,6 +17,7 @@ import subprocess
 from dataclasses import dataclass
 
 from .native import native_dir
+from .swap import profiler_name
 
 TOOL = "locklab-lines"
 NO_TOOL = (f"no file:line information: {TOOL} was not built (libdw not found at build "
@@ -58,19 +59,6 @@ def tool_path():
     return path if path.is_file() else None
 
 
-def _strip_params(name: str) -> str:
-    """`ns::f(int) const` -> `ns::f`, as the library prints C++ functions."""
-    depth = 0
-    for i, ch in enumerate(name):
-        if ch == "<":
-            depth += 1
-        elif ch == ">":
-            depth -= 1
-        elif ch == "(" and depth == 0 and not name[:i].endswith("operator"):
-            return name[:i]
-    return name
-
-
 def _demangle(names: set[str]) -> dict[str, str]:
     mangled = sorted(n for n in names if n.startswith("_Z"))
     out = {n: n for n in names}
@@ -81,7 +69,7 @@ def _demangle(names: set[str]) -> dict[str, str]:
         plain = res.stdout.splitlines()
         if res.returncode == 0 and len(plain) == len(mangled):
             out.update(zip(mangled, plain))
-    return {n: _strip_params(d) for n, d in out.items()}
+    return {n: profiler_name(d) for n, d in out.items()}
 
 
 def _addresses(report: dict):
