@@ -7,6 +7,7 @@ packages=(
   build-essential cmake ninja-build pkg-config   # the C build
   python3 python3-venv python3-dev               # the CLI's virtualenv
   libck-dev libabsl-dev g++                      # the benchmark's peer locks (ck, absl::Mutex)
+  libdw-dev                                      # the profiler's file:line (locklab-lines)
   memcached libmemcached-tools                   # the profiler's test: memcached under memcaslap
   libjemalloc2 libtcmalloc-minimal4              # ... and programs on other allocators
   mariadb-server mariadb-client sysbench         # the program sweep: MariaDB under sysbench

@@ -24,7 +24,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from . import swap
+from . import lines, swap
 from .errors import LocklabError
 from .native import preload_path
 
@@ -36,6 +36,7 @@ SIGNALS = {"PROF": signal.SIGPROF, "USR1": signal.SIGUSR1, "USR2": signal.SIGUSR
            "URG": signal.SIGURG, "WINCH": signal.SIGWINCH}
 SIGNALS_VALID = f"{', '.join(SIGNALS)}, their numbers, or 0 for none"
 LIMIT = (1 << 63) - 1
+TRACE_EVENTS = 1 << 14  # waits kept per thread for --trace
 INTERVAL = (0.01, 86400.0)
 
 
@@ -156,6 +157,7 @@ def environment(args, dump_dir: str) -> dict[str, str]:
         if value is not None:
             env[f"LOCKLAB_PROF_{name}"] = str(value)
     env["LOCKLAB_PROF_THREADS"] = "1" if args.threads else "0"
+    env["LOCKLAB_PROF_TRACE"] = str(args.trace_events if args.trace else 0)
     env["LOCKLAB_PROF_SIGNAL"] = str(args.signal)
     for name in ("LOCKLAB_PROF_OUTPUT", "LOCKLAB_PROF_FORMAT"):
         env.pop(name, None)
@@ -204,17 +206,38 @@ def has_events(report: dict) -> bool:
 
 # ----------------------------------------------------------------- formats
 
-def folded(reports: list[dict]) -> str:
-    """One line per (lock, waiter stack): `lock;root;...;leaf WAIT_NS` (flame graph input)."""
+def _frames(stack: list[str], where: dict[str, list[lines.Line]], with_lines: bool) -> list[str]:
+    """A stack's frames for folded output, innermost first: each named by its function
+    (offsets dropped, so a function's call sites are one frame), inlined calls as frames
+    of their own where the lines are known, `function file:line` when WITH_LINES."""
+    out = []
+    for frame in stack:
+        known = where.get(frame)
+        if not known:
+            out.append(lines.function_of(frame))
+            continue
+        for ln in known:
+            name = lines.function_of(frame, ln.function)
+            out.append(f"{name} {ln.file}:{ln.line}" if with_lines and ln.file else name)
+    return out
+
+
+def folded(reports: list[dict], where: dict[str, list[lines.Line]] | None = None,
+           with_lines: bool = False) -> str:
+    """One line per (lock, waiter stack): `lock;root;...;leaf WAIT_NS` (flame graph
+    input), stacks that differ only in call sites within a function added together."""
     many = len(reports) > 1
-    lines = []
+    where = where or {}
+    totals: dict[str, int] = {}
     for rep in reports:
         prefix = f"{Path(rep['exe']).name}[{rep['pid']}];" if many else ""
         for lock in rep["locks"]:
             for ev in lock["events"]:
-                frames = ";".join(reversed(ev["stack"]))
-                lines.append(f"{prefix}{lock['name']};{frames} {ev['wait_ns']}")
-    return "\n".join(lines) + ("\n" if lines else "")
+                frames = ";".join(reversed(_frames(ev["stack"], where, with_lines)))
+                key = f"{prefix}{lock['name']};{frames}"
+                totals[key] = totals.get(key, 0) + ev["wait_ns"]
+    lines_out = [f"{key} {ns}" for key, ns in totals.items()]
+    return "\n".join(lines_out) + ("\n" if lines_out else "")
 
 
 def _varint(n: int) -> bytes:
@@ -242,27 +265,73 @@ def _packed(num: int, values: list[int]) -> bytes:
     return _field_bytes(num, b"".join(_varint(v) for v in values)) if values else b""
 
 
-def pprof(reports: list[dict]) -> bytes:
+def pprof(reports: list[dict], where: dict[str, list[lines.Line]] | None = None) -> bytes:
     """A gzipped perftools.profiles.Profile (google/pprof's profile.proto), written by hand.
 
     Sample types contentions/count and delay/nanoseconds (a Go mutex profile's), one
     sample per (lock, waiter stack, event, thread) with labels lock, event, thread and,
-    when several processes reported, process; the frames are functions already named
-    by the library (no binary needed).
+    when several processes reported, process.  A location is one return address in its
+    mapping (the loaded object: path, build-id, where it was mapped); its lines name the
+    function apart from the offset, so pprof adds a function's call sites together,
+    with file and line (and inlined calls, innermost first) where the debug information
+    had them (`where`, from lines.resolve).
     """
+    where = where or {}
     strings: dict[str, int] = {"": 0}
 
     def s(text: str) -> int:
         return strings.setdefault(text, len(strings))
 
-    functions: dict[str, int] = {}
+    mappings: dict[tuple, int] = {}
+    mapping_msgs = bytearray()
+    functions: dict[tuple[str, str, str], int] = {}
+    locations: dict[tuple, int] = {}
+    location_msgs = bytearray()
+
+    def function(name: str, system: str, file: str) -> int:
+        key = (name, system, file)
+        if key not in functions:
+            functions[key] = len(functions) + 1
+        return functions[key]
+
+    def mapping(obj: dict, has_lines: bool) -> int:
+        key = (obj["path"], obj["bias"], obj["start"])
+        if key not in mappings:
+            mid = mappings[key] = len(mappings) + 1
+            msg = (_field_int(1, mid) + _field_int(2, int(obj["start"], 16)) +
+                   _field_int(3, int(obj["limit"], 16)) + _field_int(4, int(obj["offset"], 16)) +
+                   _field_int(5, s(obj["path"])) + _field_int(6, s(obj.get("build_id", ""))) +
+                   _field_int(7, 1) + _field_int(8, int(has_lines)) +
+                   _field_int(9, int(has_lines)))
+            mapping_msgs.extend(_field_bytes(3, msg))
+        return mappings[key]
+
+    def location(frame: str, at, objects: dict) -> int:
+        obj = objects.get(at[0]) if at else None
+        addr = int(at[1], 16) + (int(obj["bias"], 16) if obj else 0) if at else 0
+        key = (obj["path"], obj["bias"], addr) if obj else ("", "", frame)
+        if key in locations:
+            return locations[key]
+        lid = locations[key] = len(locations) + 1
+        known = where.get(frame)
+        mid = mapping(obj, bool(where)) if obj else 0
+        body = _field_int(1, lid) + _field_int(2, mid) + _field_int(3, addr)
+        for ln in known or [lines.Line("", "", 0)]:
+            fid = function(lines.function_of(frame, ln.function), lines.function_of(frame),
+                           ln.file)
+            body += _field_bytes(4, _field_int(1, fid) + _field_int(2, ln.line))
+        location_msgs.extend(_field_bytes(4, body))
+        return lid
+
     samples = bytearray()
     many = len(reports) > 1
     for rep in reports:
         proc = f"{Path(rep['exe']).name}[{rep['pid']}]"
+        objects = {o["index"]: o for o in rep.get("objects", [])}
         for lock in rep["locks"]:
             for ev in lock["events"]:
-                locs = [functions.setdefault(frame, len(functions) + 1) for frame in ev["stack"]]
+                ats = ev.get("at") or [None] * len(ev["stack"])
+                locs = [location(frame, at, objects) for frame, at in zip(ev["stack"], ats)]
                 for th in ev["threads"]:
                     labels = [("lock", lock["name"]), ("event", ev["event"]),
                               ("thread", f"{th['name']}[{th['tid']}]")]
@@ -275,12 +344,10 @@ def pprof(reports: list[dict]) -> bytes:
     out = bytearray()
     for kind, unit in (("contentions", "count"), ("delay", "nanoseconds")):
         out += _field_bytes(1, _field_int(1, s(kind)) + _field_int(2, s(unit)))
-    out += samples
-    for frame, fid in functions.items():
-        # One location per function (ids equal), its one line pointing at the function.
-        out += _field_bytes(4, _field_int(1, fid) + _field_bytes(4, _field_int(1, fid)))
-        name = s(frame)
-        out += _field_bytes(5, _field_int(1, fid) + _field_int(2, name) + _field_int(3, name))
+    out += samples + mapping_msgs + location_msgs
+    for (name, system, file), fid in functions.items():
+        out += _field_bytes(5, _field_int(1, fid) + _field_int(2, s(name)) +
+                            _field_int(3, s(system)) + _field_int(4, s(file)))
     if reports:
         start = min(r["start_ns"] for r in reports)
         end = max(r["end_ns"] for r in reports)
@@ -295,6 +362,20 @@ def pprof(reports: list[dict]) -> bytes:
     return gzip.compress(bytes(out))
 
 
+def with_lines(report: dict, where: dict[str, list[lines.Line]]) -> dict:
+    """The report with "lines" beside every stack: per frame, its functions innermost
+    first as {function, file, line}, or null where none is known."""
+    def per_frame(stack):
+        return [[{"function": ln.function, "file": ln.file, "line": ln.line}
+                 for ln in where[f]] if f in where else None for f in stack]
+    for lock in report["locks"]:
+        for entry in lock["events"] + lock["holders"]:
+            entry["lines"] = per_frame(entry["stack"])
+        if "site" in lock:
+            lock["site_lines"] = per_frame([lock["site"]])[0]
+    return report
+
+
 # ---------------------------------------------------------------- running
 
 def run(args, cmd: list[str]) -> int:
@@ -306,6 +387,13 @@ def run(args, cmd: list[str]) -> int:
         swap.mangled_sites(args, program)
         swap.check_lock(swap.environment(dict(os.environ), args, swap.library_path()))
     fmt = "json" if args.json else "folded" if args.folded else "pprof" if args.pprof else "text"
+    if args.lines and fmt != "folded":
+        raise LocklabError("--lines is for --folded (text, JSON and pprof always carry "
+                           "file:line where it is known)")
+    if args.trace_events != TRACE_EVENTS and not args.trace:
+        raise LocklabError("--trace-events is for --trace FILE")
+    if args.trace:
+        _check_writable(args.trace, "--trace")
     if fmt == "pprof" and not args.output and sys.stdout.isatty():
         raise LocklabError("--pprof writes a binary profile: give -o FILE")
     out = open(args.output, "wb") if args.output else sys.stdout.buffer
@@ -421,30 +509,112 @@ def _run(args, cmd: list[str], fmt: str, d: str, out, sites) -> tuple[int, bool]
     paths = dumps.finals("json")
     finals = [read_json(p) for p in paths]
     shown = [i for i, r in enumerate(finals) if has_events(r)] or [0][:len(finals)]
+    reports = [finals[i] for i in shown]
+    where, note = lines.resolve(reports)
+    if note and fmt != "folded" or note and args.lines:
+        print(f"locklab: {note}", file=sys.stderr)
     if not finals and not daemons:
-        print("locklab: the program left no report (killed by SIGKILL, or it never loaded "
-              f"{LIBRARY})", file=sys.stderr)
+        print(f"locklab: {_no_report(status)}", file=sys.stderr)
     elif fmt == "text":
         for i in shown:
             text = paths[i].with_suffix(".txt")
             if text.exists():
-                _emit(out, text.read_text(errors="replace"))
+                _emit(out, lines.annotate_text(text.read_text(errors="replace"), where))
+    elif fmt == "json":
+        doc = {"tool": "locklab-prof", "command": cmd, "status": _status(status),
+               "lines": note or "libdw",
+               "processes": [with_lines(r, where) for r in reports]}
+        _emit(out, json.dumps(doc, indent=1) + "\n")
+    elif fmt == "folded":
+        _emit(out, folded(reports, where, args.lines))
     else:
-        reports = [finals[i] for i in shown]
-        if fmt == "json":
-            doc = {"tool": "locklab-prof", "command": cmd, "status": _status(status),
-                   "processes": reports}
-            _emit(out, json.dumps(doc, indent=1) + "\n")
-        elif fmt == "folded":
-            _emit(out, folded(reports))
-        else:
-            _emit(out, pprof(reports))
+        _emit(out, pprof(reports, where))
+    if finals and not any(has_events(r) for r in finals):
+        print(f"locklab: {_no_contention(finals, status)}", file=sys.stderr)
+    if args.trace:
+        _write_trace(args.trace, [paths[i] for i in shown], reports)
     if daemons:
         who = ", ".join(f"{name} (pid {pid})" for pid, name in daemons)
         theirs = "its report" if len(daemons) == 1 else "their reports"
         print(f"locklab: still running: {who}; {theirs} will be in {d}/ when it exits",
               file=sys.stderr)
     return status, bool(daemons)
+
+
+def _check_writable(path: str, option: str) -> None:
+    """Refuse, before the program runs, a file that cannot be written at its end."""
+    p = Path(path)
+    parent = p.parent if str(p.parent) else Path(".")
+    if p.is_dir():
+        raise LocklabError(f"{option} {path}: is a directory")
+    if not parent.is_dir():
+        raise LocklabError(f"{option} {path}: no such directory {parent}")
+    if not os.access(p if p.exists() else parent, os.W_OK):
+        raise LocklabError(f"{option} {path}: not writable")
+
+
+def _no_report(status: int) -> str:
+    """Why no process of the run left a report: only what the status shows is said."""
+    if status < 0:
+        name = signal.Signals(-status).name if -status in signal.Signals._value2member_map_ \
+            else f"signal {-status}"
+        return (f"no report: the program was killed by {name} before writing one (SIGKILL, "
+                "faults and signals it handles itself and then dies of leave none; "
+                "docs/profiler.md, Dying)")
+    return (f"no report: no process of the run loaded {LIBRARY} (a statically linked or "
+            "setuid program started by the command, or LD_PRELOAD removed on the way), so "
+            "nothing was measured")
+
+
+def _no_contention(finals: list[dict], status: int) -> str:
+    """The honest summary of a run in which no thread ever waited for a lock."""
+    who = ", ".join(f"{Path(r['exe']).name} (pid {r['pid']})" for r in finals)
+    took = max((r["end_ns"] - r["start_ns"]) / 1e9 for r in finals)
+    how = f"exited with status {status}" if status >= 0 else \
+        f"was killed by signal {-status}"
+    return (f"no lock contention: {who} ran {took:.3f} s and no thread waited for a "
+            f"lock; the program {how}")
+
+
+def _write_trace(path: str, dumps: list[Path], reports: list[dict]) -> None:
+    """The timeline of waits as a Chrome trace (JSON trace-event format, for Perfetto
+    or chrome://tracing): one slice per wait, on its thread's track, named by its
+    lock.  Says on stderr how many waits the rings dropped (the oldest of each thread)."""
+    events, dropped, kept, capacity = [], 0, 0, 0
+    parts = []
+    for dump, rep in zip(dumps, reports):
+        tr = dump.with_suffix(".trace")
+        if tr.exists():
+            parts.append((rep, read_json(tr)))
+    start = min((rep["start_ns"] for rep, _ in parts), default=0)
+    for rep, tr in parts:
+        pid = tr["pid"]
+        capacity = tr["capacity"]
+        events.append({"ph": "M", "name": "process_name", "pid": pid, "tid": 0,
+                       "args": {"name": f"{Path(rep['exe']).name} [{pid}]"}})
+        for th in tr["threads"]:
+            events.append({"ph": "M", "name": "thread_name", "pid": pid, "tid": th["tid"],
+                           "args": {"name": th["name"]}})
+            dropped += th["dropped"]
+            for t0, ns, lock, event in th["events"]:
+                name = tr["locks"][lock]
+                events.append({"ph": "X", "name": name, "cat": event, "pid": pid,
+                               "tid": th["tid"], "ts": (t0 - start) / 1000, "dur": ns / 1000,
+                               "args": {"lock": name, "event": event, "wait_ns": ns}})
+                kept += 1
+    doc = {"traceEvents": events, "displayTimeUnit": "ns",
+           "otherData": {"tool": "locklab-prof", "waits": kept, "dropped": dropped,
+                         "per_thread": capacity}}
+    try:
+        Path(path).write_text(json.dumps(doc) + "\n")
+    except OSError as e:
+        raise LocklabError(f"--trace {path}: {e.strerror}") from None
+    if not parts:
+        print(f"locklab: --trace: no process left a timeline; {path} has no waits",
+              file=sys.stderr)
+    elif dropped:
+        print(f"locklab: --trace: {dropped} older waits dropped (each thread keeps its last "
+              f"{capacity}; --trace-events raises it); {kept} waits in {path}", file=sys.stderr)
 
 
 def _interim(path: Path, fmt: str) -> str:
@@ -471,6 +641,13 @@ def add_parser(sub) -> None:
     out.add_argument("--pprof", action="store_true",
                      help="gzipped pprof profile (go tool pprof): contentions, delay")
     p.add_argument("-o", "--output", metavar="FILE", help="write there instead of stdout")
+    p.add_argument("--lines", action="store_true",
+                   help="folded: name frames `function file:line` (they are by function alone)")
+    p.add_argument("--trace", metavar="FILE",
+                   help="also write a Chrome/Perfetto trace: every thread's waits as slices "
+                   "named by lock")
+    p.add_argument("--trace-events", type=_whole(1, 1 << 20), default=TRACE_EVENTS, metavar="N",
+                   help="waits each thread keeps for --trace, the last N (16384; 1-1048576)")
     p.add_argument("-s", "--stack-depth", type=_whole(1, 64), metavar="DEPTH",
                    help="text: a wait histogram and DEPTH frames per entry (1-64)")
     p.add_argument("--depth", type=_whole(1, 64), metavar="N",

@@ -226,8 +226,8 @@ static int has_section(const char *img, size_t len, unsigned type)
 	return 0;
 }
 
-/* /usr/lib/debug/.build-id/ab/cdef....debug from the loaded object's GNU build-id note. */
-static int debug_path(const struct pl_obj *o, char *out, size_t outlen)
+/* The loaded object's GNU build-id note: its bytes and their number (0: none). */
+static const unsigned char *build_id(const struct pl_obj *o, unsigned *n)
 {
 	for (int i = 0; i < o->phnum; i++) {
 		if (o->phdr[i].p_type != PT_NOTE)
@@ -242,16 +242,28 @@ static int debug_path(const struct pl_obj *o, char *out, size_t outlen)
 			if (nh->n_type == NT_GNU_BUILD_ID && nh->n_namesz == 4 &&
 			    !memcmp(name, "GNU", 4) && nh->n_descsz >= 2 &&
 			    (const char *)desc + nh->n_descsz <= end) {
-				int n = snprintf(out, outlen, "/usr/lib/debug/.build-id/%02x/", desc[0]);
-				for (unsigned k = 1; k < nh->n_descsz && (size_t)n + 3 < outlen; k++)
-					n += snprintf(out + n, outlen - (size_t)n, "%02x", desc[k]);
-				snprintf(out + n, outlen - (size_t)n, ".debug");
-				return 1;
+				*n = nh->n_descsz;
+				return desc;
 			}
 			p = (const char *)desc + ((nh->n_descsz + 3) & ~3u);
 		}
 	}
-	return 0;
+	*n = 0;
+	return NULL;
+}
+
+/* /usr/lib/debug/.build-id/ab/cdef....debug from the loaded object's GNU build-id note. */
+static int debug_path(const struct pl_obj *o, char *out, size_t outlen)
+{
+	unsigned nid;
+	const unsigned char *id = build_id(o, &nid);
+	if (!id)
+		return 0;
+	int n = snprintf(out, outlen, "/usr/lib/debug/.build-id/%02x/", id[0]);
+	for (unsigned k = 1; k < nid && (size_t)n + 3 < outlen; k++)
+		n += snprintf(out + n, outlen - (size_t)n, "%02x", id[k]);
+	snprintf(out + n, outlen - (size_t)n, ".debug");
+	return 1;
 }
 
 /* Sort by address: heapsort, in place (the reporter does not allocate). */
@@ -390,8 +402,8 @@ static void put_name(struct pl_syms *syms, const char *name, char *buf, size_t l
 		*cut = 0;
 }
 
-static void name_in(struct pl_syms *syms, struct pl_obj *o, const struct symtab *tab, uintptr_t addr, uintptr_t shown,
-		    char *buf, size_t len)
+static int name_in(struct pl_syms *syms, struct pl_obj *o, const struct symtab *tab, uintptr_t addr, uintptr_t shown,
+		   char *buf, size_t len)
 {
 	if (!o->loaded)
 		load(syms, o);
@@ -399,7 +411,7 @@ static void name_in(struct pl_syms *syms, struct pl_obj *o, const struct symtab 
 	const struct sym *s = lookup(tab, link);
 	if (!s) {
 		snprintf(buf, len, "%s`+0x%lx", o->base, (unsigned long)(shown - o->bias));
-		return;
+		return 0;
 	}
 	char name[256];
 	put_name(syms, s->name, name, sizeof(name));
@@ -408,18 +420,49 @@ static void name_in(struct pl_syms *syms, struct pl_obj *o, const struct symtab 
 		snprintf(buf, len, "%s`%s+0x%lx", o->base, name, (unsigned long)off);
 	else
 		snprintf(buf, len, "%s`%s", o->base, name);
+	return 1;
 }
 
-void pl_sym_code(struct pl_syms *syms, uintptr_t pc, char *buf, size_t len)
+int pl_sym_code(struct pl_syms *syms, uintptr_t pc, char *buf, size_t len)
 {
 	/* A return address: the call is the byte before it (which matters after a
 	 * call to a noreturn function, the last instruction of its caller). */
 	struct pl_obj *o = pc ? find_obj(syms, pc - 1, 0) : NULL;
 	if (!o) {
 		snprintf(buf, len, "0x%lx", (unsigned long)pc);
-		return;
+		return 0;
 	}
-	name_in(syms, o, &o->funcs, pc - 1, pc, buf, len);
+	return name_in(syms, o, &o->funcs, pc - 1, pc, buf, len);
+}
+
+int pl_sym_object(struct pl_syms *syms, int index, struct pl_where *w)
+{
+	if (!syms->objs || index < 0 || index >= syms->nobjs)
+		return -1;
+	const struct pl_obj *o = &syms->objs[index];
+	memset(w, 0, sizeof(*w));
+	w->path = o->path;
+	w->bias = o->bias;
+	for (int k = 0; k < o->phnum; k++) {
+		const ElfW(Phdr) *ph = &o->phdr[k];
+		if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X)) {
+			w->start = o->bias + ph->p_vaddr;
+			w->limit = w->start + ph->p_memsz;
+			w->offset = ph->p_offset;
+			break;
+		}
+	}
+	unsigned nid;
+	const unsigned char *id = build_id(o, &nid);
+	for (unsigned k = 0; id && k < nid && k < 20; k++)
+		snprintf(w->build_id + 2 * k, 3, "%02x", id[k]);
+	return index;
+}
+
+int pl_sym_where(struct pl_syms *syms, uintptr_t pc, struct pl_where *w)
+{
+	struct pl_obj *o = pc ? find_obj(syms, pc - 1, 0) : NULL;
+	return o ? pl_sym_object(syms, (int)(o - syms->objs), w) : -1;
 }
 
 int pl_sym_data(struct pl_syms *syms, uintptr_t addr, char *buf, size_t len)

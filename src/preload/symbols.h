@@ -41,10 +41,25 @@ int pl_syms_know(struct pl_syms *s, uintptr_t addr);
 /* Unmap the files read; the arena is the owner's to reset. */
 void pl_syms_end(struct pl_syms *s);
 
-/* "object`symbol+0x1c" for a code address (a return address: looked up at pc-1). */
-void pl_sym_code(struct pl_syms *s, uintptr_t pc, char *buf, size_t len);
+/* "object`symbol+0x1c" for a code address (a return address: looked up at pc-1);
+ * returns 1 when a symbol named it, 0 for "object`+0xOFF" or a bare address. */
+int pl_sym_code(struct pl_syms *s, uintptr_t pc, char *buf, size_t len);
 /* Static data: "object`symbol+0x8"; returns 0 when addr is not in any object's data. */
 int pl_sym_data(struct pl_syms *s, uintptr_t addr, char *buf, size_t len);
+
+/* Where a code address lies, for a symboliser outside the process: the object
+ * (its index among those known, stable until pl_syms_end), its file, its load
+ * bias (link-time address = pc - bias), its (first) executable segment as mapped, and
+ * its GNU build-id in hex ("" when it has none).  Returns -1 when no object
+ * holds pc. */
+struct pl_where {
+	const char *path;
+	uintptr_t bias, start, limit, offset;
+	char build_id[41];
+};
+int pl_sym_where(struct pl_syms *s, uintptr_t pc, struct pl_where *w);
+/* The same for the object of that index; -1 when there is none. */
+int pl_sym_object(struct pl_syms *s, int index, struct pl_where *w);
 
 /* The running program's path (/proc/self/exe), read once; forget it after an exec. */
 const char *pl_exe_name(void);

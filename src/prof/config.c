@@ -16,6 +16,8 @@
  *   LOCKLAB_PROF_THREADS=1       per-thread breakdown
  *   LOCKLAB_PROF_INTERVAL=S      dump what happened in each S seconds
  *   LOCKLAB_PROF_SIGNAL=SIG      dump the whole run so far on SIG (PROF; 0: none)
+ *   LOCKLAB_PROF_TRACE=N         CLI mode: keep each thread's last N waits for a
+ *                                timeline (0: none; at most 2^20), see trace.c
  *   LOCKLAB_PROF_FUTEX=0, LOCKLAB_PROF_COND=0   leave futex syscalls / condvars alone
  *
  * The library cannot refuse to run its host program: a value it cannot use is
@@ -146,6 +148,7 @@ void prof_config_load(void)
 	c.per_thread = (int)env_long("LOCKLAB_PROF_THREADS", 0, 0, 1);
 	c.futex = (int)env_long("LOCKLAB_PROF_FUTEX", 1, 0, 1);
 	c.cond = (int)env_long("LOCKLAB_PROF_COND", 1, 0, 1);
+	c.trace = (uint32_t)env_long("LOCKLAB_PROF_TRACE", 0, 0, PROF_TRACE_MAX);
 	const char *s = getenv("LOCKLAB_PROF_INTERVAL");
 	if (s && *s) {
 		char *end;

@@ -124,8 +124,10 @@ static void nap_ms(long ms)
  * already (interrupted in before_fork): try, wait a bounded time, give up. */
 static void dump(enum prof_dump_reason why, int hurry)
 {
-	struct prof_buf text = { 0 }, json = { 0 };
+	struct prof_buf text = { 0 }, json = { 0 }, trace = { 0 };
 	int dir = prof_cfg.dir[0] != 0;
+	/* The timeline goes with the whole-run reports, for the CLI alone. */
+	int want_trace = dir && prof_cfg.trace && why != PROF_DUMP_INTERVAL;
 	int want_json = dir || (prof_cfg.output[0] && prof_cfg.json);
 	int want_text = dir || !want_json;
 
@@ -139,8 +141,12 @@ static void dump(enum prof_dump_reason why, int hurry)
 	} else {
 		REAL(mutex_lock)(&dump_lock);
 	}
-	prof_report(why, want_text ? &text : NULL, want_json ? &json : NULL);
+	prof_report(why, want_text ? &text : NULL, want_json ? &json : NULL,
+		    want_trace ? &trace : NULL);
 	if (dir) {
+		/* The timeline first: the CLI takes a report's .json as the sign it is whole. */
+		if (want_trace)
+			write_dir("trace", &trace, why);
 		write_dir("txt", &text, why);
 		write_dir("json", &json, why);
 	} else if (prof_cfg.output[0]) {
@@ -161,6 +167,7 @@ static void dump(enum prof_dump_reason why, int hurry)
 	REAL(mutex_unlock)(&dump_lock);
 	prof_buf_free(&text);
 	prof_buf_free(&json);
+	prof_buf_free(&trace);
 }
 
 /* ------------------------------------------------------------ dump thread */

@@ -184,8 +184,10 @@ static int wait_slow(struct wait_call *w, uint8_t event, uint8_t kind, uintptr_t
 	int r = w->block(w);
 	uint64_t t1 = prof_now();
 	uint64_t left = l ? prof_lock_wait_end(l, t1) : 0;
-	if (r == 0 || r == ETIMEDOUT || r == EOWNERDEAD)
+	if (r == 0 || r == ETIMEDOUT || r == EOWNERDEAD) {
 		prof_record(event, kind, w->lock, site, caller, stack, t1 - t0, 1);
+		prof_trace_wait(event, kind, w->lock, site, t0, t1 - t0);
+	}
 	if (left)
 		charge_leftover(l, w->lock, kind, left);
 	errno = saved;
@@ -643,6 +645,9 @@ static long futex_profiled(long a1, long a2, long a3, long a4, long a5, long a6,
 		prof_tls.busy = 1;
 		uint64_t t0 = prof_now();
 		struct prof_lock *l = prof_lock_find(word, 1);
+		/* Named by its waiter, before it sleeps: a wake while it sleeps would
+		 * otherwise name the word after the waker's call site. */
+		uintptr_t site = l ? prof_lock_site(l, caller) : caller;
 		if (l)
 			prof_lock_wait_begin(l, t0);
 		r = REAL(syscall)(SYS_futex, a1, a2, a3, a4, a5, a6);
@@ -651,11 +656,11 @@ static long futex_profiled(long a1, long a2, long a3, long a4, long a5, long a6,
 		uint64_t left = l ? prof_lock_wait_end(l, t1) : 0;
 		/* EAGAIN: the word changed before we slept: no wait, no event. */
 		if (r == 0 || e == ETIMEDOUT || e == EINTR) {
-			uintptr_t site = l ? prof_lock_site(l, caller) : caller;
 			/* The stack after the wait: taking it before would delay every
 			 * EAGAIN, and no lock of ours is held here. */
 			prof_record(PROF_EV_FUTEX, PROF_FUTEX, word, site, caller,
 				    prof_stack_capture(caller), t1 - t0, 1);
+			prof_trace_wait(PROF_EV_FUTEX, PROF_FUTEX, word, site, t0, t1 - t0);
 		}
 		if (left)
 			charge_leftover(l, word, PROF_FUTEX, left);

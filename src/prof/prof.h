@@ -66,6 +66,7 @@ struct prof_config {
 	int signal;           /* dump on this signal (0: none) */
 	int futex;            /* profile syscall(SYS_futex) */
 	int cond;             /* measure condvar reacquisition */
+	uint32_t trace;       /* waits kept per thread for the timeline (0: none) */
 	int json;             /* OUTPUT mode: write JSON instead of text */
 	int loaded;           /* the environment has been read */
 	char dir[512];        /* CLI mode: text and JSON per dump into this directory */
@@ -120,12 +121,25 @@ struct prof_rec {
  * one core before every interval report.
  */
 #define PROF_REC_CAP 16384u
+
+/* One wait on the timeline (trace.c): written by its thread alone, relaxed. */
+struct prof_trace_ev {
+	_Atomic uint64_t t0, ns;
+	_Atomic uintptr_t addr, site;
+	_Atomic uint32_t what;        /* event | kind << 8 */
+};
+#define PROF_TRACE_MAX (1u << 20)
+
 struct prof_thread {
 	struct prof_thread *next;     /* global list, pushed by CAS, never unlinked */
 	pid_t tid;
 	char name[16];
 	uint32_t cap, dropped;
 	_Atomic uint32_t nrec;        /* used[0..nrec) are claimed; release-stored by the owner */
+	/* The timeline's ring (NULL: none): wait k is in trace[k % trace_cap]. */
+	struct prof_trace_ev *trace;
+	uint32_t trace_cap;
+	_Atomic uint64_t trace_n;     /* waits ever put in the ring; release-stored by the owner */
 	uint32_t used[PROF_REC_CAP];  /* slot numbers, in claiming order */
 	struct prof_rec recs[];
 };
@@ -213,12 +227,21 @@ void prof_record(uint8_t event, uint8_t kind, const void *addr, uintptr_t site,
 struct prof_thread *prof_threads(void);
 void prof_threads_after_fork(void);
 
+/* trace.c: the timeline of waits, per thread (LOCKLAB_PROF_TRACE). */
+void prof_trace_wait(uint8_t event, uint8_t kind, const void *addr, uintptr_t site,
+		     uint64_t t0, uint64_t ns);
+
 /* symbols.c: report time only (reads files, may take a while). */
 extern int prof_sym_plain;             /* no dlsym, no demangling (set by control.c) */
 void prof_sym_begin(void);
 void prof_sym_end(void);
-/* "object`symbol+0x1c" for a code address (a return address: looked up at pc-1). */
-void prof_sym_code(uintptr_t pc, char *buf, size_t len);
+/* "object`symbol+0x1c" for a code address (a return address: looked up at pc-1);
+ * 1 when a symbol named it, 0 when it is "object`+0xOFF" or a bare address. */
+int prof_sym_code(uintptr_t pc, char *buf, size_t len);
+/* Its object, for symbolisers outside the process (src/preload/symbols.h); -1: none. */
+struct pl_where;
+int prof_sym_where(uintptr_t pc, struct pl_where *w);
+int prof_sym_object(int index, struct pl_where *w);   /* by the index that returned */
 /* Static data: "object`symbol+0x8"; returns 0 when addr is not in any object's data. */
 int prof_sym_data(uintptr_t addr, char *buf, size_t len);
 const char *prof_exe_name(void);
@@ -240,7 +263,9 @@ void prof_buf_free(struct prof_buf *b);
 /* report.c */
 enum prof_dump_reason { PROF_DUMP_EXIT, PROF_DUMP_SIGNAL, PROF_DUMP_INTERVAL };
 extern int prof_exit_signal;           /* the exit report is written before this signal kills */
-void prof_report(enum prof_dump_reason why, struct prof_buf *text, struct prof_buf *json);
+/* trace: the timeline as JSON (NULL: none; only with LOCKLAB_PROF_TRACE). */
+void prof_report(enum prof_dump_reason why, struct prof_buf *text, struct prof_buf *json,
+		 struct prof_buf *trace);
 extern uint64_t prof_start_ns, prof_last_dump_ns;
 
 #endif

@@ -32,6 +32,11 @@ struct prof_thread *prof_thread_get(void)
 		return NULL;
 	t->cap = REC_CAP;
 	t->tid = gettid();
+	if (prof_cfg.trace) {
+		/* Address space for the whole ring, pages touched as it fills. */
+		t->trace = pl_map(prof_cfg.trace * sizeof(struct prof_trace_ev));
+		t->trace_cap = t->trace ? prof_cfg.trace : 0;
+	}
 	prctl(PR_GET_NAME, t->name, 0, 0, 0);
 	/* Release: the thread's tid, name and zeroed records are visible to the reporter
 	 * before the thread is on the list. */

@@ -19,6 +19,7 @@
 
 #include "prof.h"
 #include "../preload/handoff.h"
+#include "../preload/symbols.h"
 
 /* liblocklab-swap.so's, when it is loaded behind us (locklab profile --lock). */
 #pragma weak locklab_swap_describe
@@ -47,6 +48,7 @@ struct group {
 	struct stats s;
 	/* G_LOCK only: */
 	uint32_t instances;
+	uintptr_t site;           /* a heap lock's naming site (JSON) */
 	struct stats *ev;         /* per event */
 	struct group *child[G_NTAGS];
 };
@@ -60,19 +62,26 @@ struct item {
 
 #define BUCKETS (1u << 16)
 
+#define MAX_OBJECTS 1024           /* as src/preload/symbols.c keeps at most */
+
 struct ctx {
 	struct group **bucket;
 	struct group *top[G_NTAGS];   /* groups not under a lock: locks, threads */
 	struct strnode **strings;     /* interned lock names and frames */
 	int delta;
+	uint8_t object_used[MAX_OBJECTS]; /* JSON: objects its frames lie in */
 };
 
+/* Memo keys (key, addr, site): a frame (pc, 0, 1), an interned string (hash, 0, 2),
+ * a site named by its caller (pc, 0, 3), a lock (addr ^ site..., addr, site | 4). */
 struct strnode {
 	struct strnode *next;
 	uint64_t key;                 /* a pc, or (addr ^ site) for lock names */
 	uintptr_t addr, site;
-	int is_static;
+	int is_static;                /* a lock: static; a frame: a symbol named it */
 	const char *s;
+	uint64_t weight;              /* a caller's name for a site: the waits behind it */
+	struct strnode *best;         /* a site named by its caller: the heaviest name */
 };
 
 static const char *event_name[PROF_NEVENTS] = { "mutex", "cond", "read", "write", "futex",
@@ -112,8 +121,19 @@ static struct strnode *str_slot(struct ctx *c, uint64_t key, uintptr_t addr, uin
 	struct strnode *n = prof_arena_alloc(sizeof(*n));
 	if (!n)
 		return NULL;
-	*n = (struct strnode){ *b, key, addr, site, 0, NULL };
+	*n = (struct strnode){ *b, key, addr, site, 0, NULL, 0, NULL };
 	*b = n;
+	return n;
+}
+
+static struct strnode *frame(struct ctx *c, uintptr_t pc)
+{
+	struct strnode *n = str_slot(c, pc, 0, 1);
+	if (n && !n->s) {
+		char buf[512];
+		n->is_static = prof_sym_code(pc, buf, sizeof(buf));
+		n->s = dup_str(buf);
+	}
 	return n;
 }
 
@@ -121,15 +141,15 @@ static const char *frame_name(struct ctx *c, uintptr_t pc)
 {
 	if (!pc)
 		return "(unknown)";
-	struct strnode *n = str_slot(c, pc, 0, 1);
-	if (!n)
-		return "?";
-	if (!n->s) {
-		char buf[512];
-		prof_sym_code(pc, buf, sizeof(buf));
-		n->s = dup_str(buf);
-	}
-	return n->s ? n->s : "?";
+	struct strnode *n = frame(c, pc);
+	return n && n->s ? n->s : "?";
+}
+
+/* Whether a symbol names the code at pc (not "object`+0xOFF"). */
+static int frame_named(struct ctx *c, uintptr_t pc)
+{
+	struct strnode *n = pc ? frame(c, pc) : NULL;
+	return n && n->is_static;
 }
 
 /* Interned: equal names are the same pointer, so groups compare pointers. */
@@ -146,7 +166,7 @@ static const char *intern(struct ctx *c, const char *s)
 	const char *d = dup_str(s);
 	if (!n || !d)
 		return "?";
-	*n = (struct strnode){ *b, h, 0, 2, 0, d };
+	*n = (struct strnode){ *b, h, 0, 2, 0, d, 0, NULL };
 	*b = n;
 	return d;
 }
@@ -160,18 +180,60 @@ static const char *lock_name(struct ctx *c, uintptr_t addr, uintptr_t site, int 
 	}
 	char buf[512];
 	*is_static = prof_sym_data(addr, buf, sizeof(buf));
-	if (!*is_static) {
-		if (site)
-			prof_sym_code(site, buf, sizeof(buf));
-		else
-			snprintf(buf, sizeof(buf), "0x%lx", (unsigned long)addr);
-	}
+	struct strnode *by_caller = NULL;
+	if (!*is_static && site && !frame_named(c, site))
+		by_caller = str_slot(c, site, 0, 3);
+	if (by_caller && by_caller->s)
+		snprintf(buf, sizeof(buf), "%s", by_caller->s);
+	else if (!*is_static && site)
+		snprintf(buf, sizeof(buf), "%s", frame_name(c, site));
+	else if (!*is_static)
+		snprintf(buf, sizeof(buf), "0x%lx", (unsigned long)addr);
 	const char *s = intern(c, buf);
 	if (n) {
 		n->s = s;
 		n->is_static = *is_static;
 	}
 	return s;
+}
+
+/*
+ * A lock with no symbol of its own (heap memory, an anonymous futex word) is
+ * named by the site that made or first used it; when no symbol covers that
+ * site either (a stripped program's internal function: mariadbd's InnoDB), by
+ * the innermost named function on the stack of a wait made at that site,
+ * "futex in mariadbd`trx_sys_t::register_rw+0x45": the code that took it.
+ * Called for every record before any lock is named, so that every record of
+ * the site finds the same name; where the waits at the site came through
+ * several named callers, the one with the most waiting behind it wins.
+ */
+static void name_site_by_caller(struct ctx *c, const struct prof_rec *r)
+{
+	if (!PROF_EV_IS_WAIT(r->event) || !r->site || r->caller != r->site ||
+	    frame_named(c, r->site))
+		return;
+	struct strnode *n = str_slot(c, r->site, 0, 3);
+	int depth = 0;
+	const uintptr_t *pcs = prof_stack_get(r->stack, &depth);
+	if (!n || !depth || pcs[0] != r->site)
+		return;
+	for (int k = 1; k < depth; k++)
+		if (frame_named(c, pcs[k])) {
+			char buf[600];
+			snprintf(buf, sizeof(buf), "%s in %s", kind_name[r->kind],
+				 frame_name(c, pcs[k]));
+			const char *name = intern(c, buf);
+			struct strnode *cand = str_slot(c, r->site, (uintptr_t)name, 6);
+			if (!cand)
+				return;
+			cand->s = name;
+			/* Relaxed: a snapshot, as take() reads it. */
+			cand->weight += atomic_load_explicit(&r->total_ns, memory_order_relaxed) + 1;
+			if (!n->best || (n->best != cand && cand->weight > n->best->weight))
+				n->best = cand;
+			n->s = n->best->s;
+			return;
+		}
 }
 
 static void stats_add(struct stats *s, const struct item *it)
@@ -280,6 +342,7 @@ static void add_item(struct ctx *c, struct item *it)
 	if (fresh) {
 		l->kind = r->kind;
 		l->is_static = (uint8_t)is_static;
+		l->site = is_static ? 0 : r->site;
 		l->ev = prof_arena_alloc(sizeof(struct stats) * PROF_NEVENTS);
 		if (!l->ev)
 			return;
@@ -616,6 +679,21 @@ static void json_stats(struct prof_buf *b, const struct stats *s, const char *to
 	prof_buf_printf(b, "]");
 }
 
+/* [object, "0xLINK"]: where a return address lies, for symbolisers outside the
+ * process (python/locklab/lines.py): the object's index in "objects" and the
+ * address as linked (pc - bias); [-1, "0xPC"] in no known object. */
+static void json_at(struct ctx *c, struct prof_buf *b, uintptr_t pc)
+{
+	struct pl_where w;
+	int obj = pc ? prof_sym_where(pc, &w) : -1;
+	if (obj >= 0 && obj < MAX_OBJECTS) {
+		c->object_used[obj] = 1;
+		prof_buf_printf(b, "[%d,\"0x%lx\"]", obj, (unsigned long)(pc - w.bias));
+	} else {
+		prof_buf_printf(b, "[-1,\"0x%lx\"]", (unsigned long)pc);
+	}
+}
+
 static void json_stack(struct ctx *c, struct prof_buf *b, const uintptr_t *pcs, int n)
 {
 	prof_buf_printf(b, "\"stack\":[");
@@ -623,6 +701,34 @@ static void json_stack(struct ctx *c, struct prof_buf *b, const uintptr_t *pcs, 
 		if (i)
 			prof_buf_printf(b, ",");
 		prof_buf_json_str(b, frame_name(c, pcs[i]));
+	}
+	prof_buf_printf(b, "],\"at\":[");
+	for (int i = 0; i < n; i++) {
+		if (i)
+			prof_buf_printf(b, ",");
+		json_at(c, b, pcs[i]);
+	}
+	prof_buf_printf(b, "]");
+}
+
+/* ,"objects":[...]: the loaded objects the report's frames lie in. */
+static void json_objects(struct ctx *c, struct prof_buf *b)
+{
+	prof_buf_printf(b, ",\"objects\":[");
+	int first = 1;
+	for (int i = 0; i < MAX_OBJECTS; i++) {
+		if (!c->object_used[i])
+			continue;
+		struct pl_where w;
+		if (prof_sym_object(i, &w) < 0)
+			continue;
+		prof_buf_printf(b, "%s{\"index\":%d,\"path\":", first ? "" : ",", i);
+		prof_buf_json_str(b, w.path);
+		prof_buf_printf(b, ",\"build_id\":\"%s\",\"bias\":\"0x%lx\",\"start\":\"0x%lx\","
+				   "\"limit\":\"0x%lx\",\"offset\":\"0x%lx\"}",
+				w.build_id, (unsigned long)w.bias, (unsigned long)w.start,
+				(unsigned long)w.limit, (unsigned long)w.offset);
+		first = 0;
 	}
 	prof_buf_printf(b, "]");
 }
@@ -674,6 +780,13 @@ static void json_report(struct ctx *c, struct prof_buf *b, enum prof_dump_reason
 		prof_buf_json_str(b, l->lock);
 		prof_buf_printf(b, ",\"kind\":\"%s\",\"where\":\"%s\",\"instances\":%u,",
 				kind_name[l->kind], l->is_static ? "static" : "heap", l->instances);
+		if (l->site) {   /* the site it is named after, as a frame */
+			prof_buf_printf(b, "\"site\":");
+			prof_buf_json_str(b, frame_name(c, l->site));
+			prof_buf_printf(b, ",\"site_at\":");
+			json_at(c, b, l->site);
+			prof_buf_printf(b, ",");
+		}
 		json_stats(b, &l->s, "wait_ns");
 		const struct stats *h = &l->ev[PROF_EV_HOLD];
 		prof_buf_printf(b, ",\"hold\":{\"samples\":%llu,\"total_ns\":%llu,\"max_ns\":%llu}",
@@ -705,7 +818,77 @@ static void json_report(struct ctx *c, struct prof_buf *b, enum prof_dump_reason
 	}
 	prof_buf_printf(b, "]");
 	json_threads(b, c->top[G_THREAD]);
+	json_objects(c, b);
 	prof_buf_printf(b, "}\n");
+}
+
+/* ------------------------------------------------------------ timeline */
+
+/* A lock's index in the trace's "locks" list: one entry per name. */
+static uint32_t trace_lock_index(struct ctx *c, struct prof_buf *names, uint32_t *nnames,
+				 uintptr_t addr, uintptr_t site)
+{
+	int is_static;
+	const char *name = lock_name(c, addr, site, &is_static);
+	struct strnode *n = str_slot(c, (uintptr_t)name, 0, 5);
+	if (!n)
+		return 0;
+	if (!n->is_static) {
+		prof_buf_printf(names, "%s", *nnames ? "," : "");
+		prof_buf_json_str(names, name);
+		n->is_static = (int)++*nnames;
+	}
+	return (uint32_t)n->is_static - 1;
+}
+
+/*
+ * {"pid", "locks": [names], "threads": [{tid, name, waits, dropped, "events":
+ * [[start_ns, wait_ns, lock, "event"], ...]}]}: each thread's last waits, oldest
+ * first, for python/locklab/profile.py to turn into a Chrome trace.
+ */
+static void trace_report(struct ctx *c, struct prof_buf *b)
+{
+	struct prof_buf names = { 0 };
+	uint32_t nnames = 0;
+	prof_buf_printf(b, "{\"pid\":%d,\"capacity\":%u,\"threads\":[", (int)getpid(),
+			prof_cfg.trace);
+	int first = 1;
+	for (struct prof_thread *t = prof_threads(); t; t = t->next) {
+		if (!t->trace)
+			continue;
+		/* Acquire: pairs with the owner's release; slots below n are complete. */
+		uint64_t n = atomic_load_explicit(&t->trace_n, memory_order_acquire);
+		uint64_t lo = n > t->trace_cap ? n - t->trace_cap : 0;
+		prof_buf_printf(b, "%s\n{\"tid\":%d,\"name\":", first ? "" : ",", (int)t->tid);
+		prof_buf_json_str(b, t->name);
+		prof_buf_printf(b, ",\"events\":[");
+		first = 0;
+		uint64_t kept = 0;
+		for (uint64_t k = lo; k < n; k++) {
+			const struct prof_trace_ev *e = &t->trace[k % t->trace_cap];
+			uint64_t t0 = atomic_load_explicit(&e->t0, memory_order_relaxed);
+			uint64_t ns = atomic_load_explicit(&e->ns, memory_order_relaxed);
+			uintptr_t addr = atomic_load_explicit(&e->addr, memory_order_relaxed);
+			uintptr_t site = atomic_load_explicit(&e->site, memory_order_relaxed);
+			uint32_t what = atomic_load_explicit(&e->what, memory_order_relaxed);
+			/* The slot is still wait k unless the thread has gone a whole ring on. */
+			atomic_thread_fence(memory_order_acquire);
+			uint64_t now_n = atomic_load_explicit(&t->trace_n, memory_order_relaxed);
+			if (now_n - k > t->trace_cap || (what & 0xff) >= PROF_NEVENTS)
+				continue;
+			uint32_t lock = trace_lock_index(c, &names, &nnames, addr, site);
+			prof_buf_printf(b, "%s[%llu,%llu,%u,\"%s\"]", kept ? "," : "",
+					(unsigned long long)t0, (unsigned long long)ns, lock,
+					event_name[what & 0xff]);
+			kept++;
+		}
+		prof_buf_printf(b, "],\"waits\":%llu,\"dropped\":%llu}", (unsigned long long)n,
+				(unsigned long long)(n - kept));
+	}
+	prof_buf_printf(b, "],\"locks\":[%s]}\n", names.p && !names.failed ? names.p : "");
+	if (names.failed)
+		b->failed = 1;
+	prof_buf_free(&names);
 }
 
 /* ---------------------------------------------------------------- entry */
@@ -726,7 +909,8 @@ static void refresh_names(void)
 	}
 }
 
-void prof_report(enum prof_dump_reason why, struct prof_buf *text, struct prof_buf *json)
+void prof_report(enum prof_dump_reason why, struct prof_buf *text, struct prof_buf *json,
+		 struct prof_buf *trace)
 {
 	static unsigned seq;
 	struct ctx c = { 0 };
@@ -742,6 +926,12 @@ void prof_report(enum prof_dump_reason why, struct prof_buf *text, struct prof_b
 	memset(c.strings, 0, BUCKETS * sizeof(*c.strings));
 	prof_sym_begin();
 	refresh_names();
+	for (struct prof_thread *t = prof_threads(); t; t = t->next) {
+		/* Acquire: as below. */
+		uint32_t n = atomic_load_explicit(&t->nrec, memory_order_acquire);
+		for (uint32_t k = 0; k < n; k++)
+			name_site_by_caller(&c, &t->recs[t->used[k]]);
+	}
 	for (struct prof_thread *t = prof_threads(); t; t = t->next) {
 		/* Acquire: pairs with the owner's release of nrec: the keys of used[0..n)
 		 * are complete.  Only the records in use are read (see prof.h). */
@@ -759,6 +949,8 @@ void prof_report(enum prof_dump_reason why, struct prof_buf *text, struct prof_b
 		text_report(&c, text, why, now);
 	if (json)
 		json_report(&c, json, why, now, seq);
+	if (trace)
+		trace_report(&c, trace);
 	seq++;
 	if (c.delta)
 		prof_last_dump_ns = now;

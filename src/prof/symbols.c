@@ -44,9 +44,19 @@ void prof_sym_end(void)
 	pl_syms_end(&syms);
 }
 
-void prof_sym_code(uintptr_t pc, char *buf, size_t len)
+int prof_sym_code(uintptr_t pc, char *buf, size_t len)
 {
-	pl_sym_code(&syms, pc, buf, len);
+	return pl_sym_code(&syms, pc, buf, len);
+}
+
+int prof_sym_where(uintptr_t pc, struct pl_where *w)
+{
+	return pl_sym_where(&syms, pc, w);
+}
+
+int prof_sym_object(int index, struct pl_where *w)
+{
+	return pl_sym_object(&syms, index, w);
 }
 
 int prof_sym_data(uintptr_t addr, char *buf, size_t len)
