@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 from . import __version__, compare, machine, native, presets, profile, programs, store, sweep
+from . import verdict
 from . import run as swap_run
 from .errors import LocklabError
 from .options import (MAX_NS, MAX_REPEAT, MAX_SECONDS, MAX_THREADS, int_list, name_list, number,
@@ -113,6 +114,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     failed = sum(not r["ok"] for r in rows)
     print(f"locklab: run {run_id} done: {len(rows)} points, {failed} failed; "
           f"report with: locklab report {run_id} --db {args.db}", file=sys.stderr)
+    print(verdict.terminal(rows, run_id), end="")
     return 1 if failed else 0
 
 

@@ -12,7 +12,10 @@ CSS = """body{font-family:sans-serif;margin:2em;max-width:1800px}
 table{border-collapse:collapse;margin:.5em 0 1.5em}td,th{border:1px solid #ccc;padding:2px 8px;
 text-align:right}th{background:#eee}td:first-child{text-align:left}img{max-width:100%}
 td.miss{color:#c00;font-weight:bold}td.ok{color:#070}
-p.alarm{color:#c00;font-weight:bold;font-size:1.25em;border:3px solid #c00;padding:.5em}"""
+p.alarm{color:#c00;font-weight:bold;font-size:1.25em;border:3px solid #c00;padding:.5em}
+th[scope=row]{text-align:left;font-weight:normal}td.pick{font-weight:bold;text-align:left}
+td.text{text-align:left}p.caption{max-width:70em;color:#333}
+#verdict{border:2px solid #070;padding:0 1em;margin:1em 0}"""
 
 
 class Cell(NamedTuple):
@@ -41,24 +44,61 @@ def new_figure(width: float, height: float):
     return fig
 
 
+def tick_text(value: float) -> str:
+    """An axis number as every chart writes it: 3 figures at most, thousands and
+    millions as k and M (30, 500, 1k, 1.5k, 10k, 100k, 1M, 0.25)."""
+    if value == 0:
+        return "0"
+    value = float(f"{value:.3g}")
+    for size, suffix in ((1e9, "G"), (1e6, "M"), (1e3, "k")):
+        if abs(value) >= size:
+            return f"{value / size:g}{suffix}"
+    return f"{value:g}"
+
+
+def _ticks(minor: bool = False):
+    """A formatter writing tick_text; on a log axis's minor ticks, only 2 and 5 of each
+    decade where the axis spans under two decades (all of them under half of one), none
+    beyond: what a log axis labels between its powers of ten."""
+    import math
+
+    from matplotlib.ticker import Formatter
+
+    class Ticks(Formatter):
+        def __call__(self, x, pos=None):
+            if minor:
+                lo, hi = sorted(self.axis.get_view_interval())
+                decades = math.log10(hi / lo) if lo > 0 else math.inf
+                lead = round(x / 10 ** math.floor(math.log10(x) + 1e-9))
+                if decades >= 2 or (decades >= 0.5 and lead not in (2, 5)):
+                    return ""
+            return tick_text(x)
+
+    return Ticks()
+
+
+def plain_y(ax) -> None:
+    """A linear y axis whose numbers read as the log axes' do (no 1e6 offset)."""
+    ax.yaxis.set_major_formatter(_ticks())
+
+
 def log2_x(ax, label: str | None = None) -> None:
-    """A thread or client axis: log base 2, with plain numbers (1024, not 2^10)."""
-    from matplotlib.ticker import ScalarFormatter
+    """A thread or client axis: log base 2, with plain integers (1024, not 2^10)."""
+    from matplotlib.ticker import FuncFormatter, NullFormatter
 
     ax.set_xscale("log", base=2)
-    ax.xaxis.set_major_formatter(ScalarFormatter())
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda x, pos: f"{x:.0f}" if x >= 1 else f"{x:g}"))
+    ax.xaxis.set_minor_formatter(NullFormatter())
     if label:
         ax.set_xlabel(label)
 
 
 def log_y(ax) -> None:
-    """A log y axis with plain numbers (2000, 3000) where matplotlib would write 2x10^3;
+    """A log y axis in tick_text's numbers (1k, 10k, 100k, not 1000, 1e4, 1e+05);
     zeros, which it cannot draw, masked."""
-    from matplotlib.ticker import LogFormatter
-
     ax.set_yscale("log", nonpositive="mask")
-    ax.yaxis.set_major_formatter(LogFormatter())
-    ax.yaxis.set_minor_formatter(LogFormatter(labelOnlyBase=False, minor_thresholds=(2, 0.4)))
+    ax.yaxis.set_major_formatter(_ticks())
+    ax.yaxis.set_minor_formatter(_ticks(minor=True))
 
 
 def shared_legend(fig, axes) -> None:
@@ -72,9 +112,10 @@ def shared_legend(fig, axes) -> None:
 
 
 def line_panels(grid: list[list[tuple[str, dict[str, dict]]]], labels: list[str], ylabel: str,
-                logy: bool, path, xlabel: str = "threads") -> None:
+                logy: bool, path, xlabel: str = "threads"):
     """Panels of lines against a log2 x axis, saved to PATH: GRID's rows of (title,
-    label -> {x: y}) panels, a line per label in LABELS' order and colours, one legend."""
+    label -> {x: y}) panels, a line per label in LABELS' order and colours, one legend.
+    Returns the figure."""
     nrows, ncols = len(grid), max(len(row) for row in grid)
     fig = new_figure(4.4 * ncols + 0.5, 3.3 * nrows + 0.8)
     axes = fig.subplots(nrows, ncols, squeeze=False, sharex=True)
@@ -91,14 +132,16 @@ def line_panels(grid: list[list[tuple[str, dict[str, dict]]]], labels: list[str]
             log2_x(ax)
             if logy and positive:
                 log_y(ax)  # zero waits (one thread never waits) are masked
+            else:
+                plain_y(ax)
             ax.set_title(title, fontsize=10)
             ax.grid(True, which="major", alpha=0.3)
             if i == nrows - 1:
                 ax.set_xlabel(xlabel)
-            if j == 0:
-                ax.set_ylabel(ylabel, fontsize=9)
+            ax.set_ylabel(ylabel, fontsize=9)  # every panel: each has its own scale
     shared_legend(fig, axes.flat)
     fig.savefig(path, dpi=90)
+    return fig
 
 
 def fmt(value) -> str:
@@ -112,12 +155,18 @@ def fmt(value) -> str:
     return str(value)
 
 
-def html_table(headers: list[str] | None, rows: list[list]) -> str:
-    """An HTML table; headers None for a key/value table with no header row."""
-    head = ("<tr>" + "".join(f"<th>{html.escape(str(h))}</th>" for h in headers) + "</tr>"
-            if headers else "")
+def html_table(headers: list[str], rows: list[list]) -> str:
+    """An HTML table under a row of HEADERS."""
+    head = "<tr>" + "".join(f"<th>{html.escape(str(h))}</th>" for h in headers) + "</tr>"
     body = "".join("<tr>" + "".join(_td(v) for v in row) + "</tr>" for row in rows)
     return f"<table>{head}{body}</table>\n"
+
+
+def kv_table(pairs: list[list]) -> str:
+    """A key/value table: no header row, each key its row's header."""
+    body = "".join(f'<tr><th scope="row">{html.escape(str(k))}</th>{_td(v)}</tr>'
+                   for k, v in pairs)
+    return f"<table>{body}</table>\n"
 
 
 def _td(value) -> str:

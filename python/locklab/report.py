@@ -2,26 +2,40 @@
 from __future__ import annotations
 
 import csv
-import itertools
+import html
 import json
-import math
 from pathlib import Path
+from statistics import median
 
-from . import admission, ll_targets, program_report, rw_report, store, sweep
-from .render import CSS, html_table, line_panels, new_figure
+from . import admission, ll_targets, program_report, rw_report, store, sweep, verdict
+from .render import CSS, fmt, html_table, kv_table, line_panels, new_figure, plain_y
+from .verdict import crossings, panel_title
 
-# The line charts: file stem, metric, y label, log y axis, heading in index.html.
+# The line charts: file stem, metric, y label, log y axis, heading in index.html, and
+# what the chart shows and how to read it (WAIT_FLOOR filled in from the run).
 # A log axis for times: a lock that collapses at 1024 threads is 100x slower than
 # at 1, and on a linear axis the low-thread crossing would be a flat line at zero.
+WAIT_FLOOR = "{floor}"
 LINE_CHARTS = (
     ("ns_per_iter", "ns_per_iter", "ns per iteration (lower is better)", True,
-     "<h2>Time per iteration</h2>"),
-    ("cpu_ns_per_iter", "cpu_ns_per_iter", "CPU ns per iteration", True,
-     "<h2>CPU per iteration: what the waiting costs</h2>"),
-    ("fairness", "jain", "Jain fairness (1 = equal share)", False, "<h2>Fairness</h2>"),
-    ("wait_p50", "wait_ns_p50", "wait for the lock, p50 (ns)", True, "<h2>Wait latency</h2>"),
-    ("wait_p99", "wait_ns_p99", "wait for the lock, p99 (ns)", True, ""),
-    ("wait_max", "wait_ns_max", "wait for the lock, max (ns)", True, ""),
+     "<h2>Time per iteration</h2>",
+     "Wall time over iterations of all threads: the lower line is the faster lock at that "
+     "thread count. The floor of each panel is the hold time (one critical section after "
+     "another); a line that climbs with threads pays more per handoff as waiters pile up."),
+    ("cpu_ns_per_iter", "cpu_ns_per_iter", "CPU ns per iteration (lower is better)", True,
+     "<h2>CPU per iteration: what the waiting costs</h2>",
+     "The process's CPU time over iterations: above the time per iteration where waiters "
+     "spin (both CPUs busy for one holder), below it where they sleep and leave a CPU idle."),
+    ("fairness", "jain", "Jain fairness (1 = equal share)", False, "<h2>Fairness</h2>",
+     "Jain's index over the threads' iterations: 1 when every thread got the same share, "
+     "1/threads when one thread did all the work."),
+    ("wait_p50", "wait_ns_p50", "wait for the lock, p50 (ns)", True, "<h2>Wait latency</h2>",
+     "Time inside the lock call, every 16th acquisition timed. " + WAIT_FLOOR + " A p50 on "
+     "the floor means at least half the acquisitions found the lock free or got it at once."),
+    ("wait_p99", "wait_ns_p99", "wait for the lock, p99 (ns)", True, "",
+     "The wait that 1% of the timed acquisitions exceeded: the tail a waiter sees."),
+    ("wait_max", "wait_ns_max", "wait for the lock, max (ns)", True, "",
+     "The longest timed wait: how long a thread can starve within the measured window."),
 )
 
 
@@ -36,11 +50,6 @@ def panels_of(points: list[dict]) -> tuple[list[int], list[tuple[int, int]]]:
     rows = sorted({p["mutexes"] for p in points})
     cols = sorted({(p["hold_ns"], p["outside_ns"]) for p in points})
     return rows, cols
-
-
-def panel_title(mutexes: int, hold_ns: int, outside_ns: int) -> str:
-    text = f"{mutexes} mutex{'es' if mutexes > 1 else ''}, hold {hold_ns} ns"
-    return text + (f", outside {outside_ns} ns" if outside_ns else "")
 
 
 def curve(points: list[dict], series: tuple[str, str], panel: tuple[int, int, int],
@@ -103,44 +112,11 @@ def cpu_chart(points: list[dict], path: Path) -> None:
                       + ", most threads", fontsize=10)
         cs.bar(xs, [p["cs_per_sec"] or 0.0 for p in bars], color="C2")
         cs.set_ylabel("context switches / s")
+        plain_y(cs)
         for ax in (pct, cs):
             ax.set_xticks(list(xs), names, rotation=90, fontsize=7)
     fig.legend(*axes[0][0].get_legend_handles_labels(), loc="outside upper center", ncols=3)
     fig.savefig(path, dpi=90)
-
-
-def crossings(points: list[dict], metric: str = "ns_per_iter",
-              margin: float = 0.10) -> list[dict]:
-    """Where, in each panel, one lock overtakes another as threads grow.
-
-    Thread counts where the two are within MARGIN of each other count as ties and
-    are skipped: two locks that measure the same would otherwise "cross" at every
-    wobble of the noise. The crossing is interpolated on log(a/b) against
-    log2(threads), the axes the graphs use; for costs that follow power laws of
-    the thread count it is exact.
-    """
-    rows, cols = panels_of(points)
-    tie = math.log1p(margin)
-    out = []
-    for mutexes, (hold, outside) in itertools.product(rows, cols):
-        panel = (mutexes, hold, outside)
-        for a, b in itertools.combinations(series_of(points), 2):
-            ca, cb = curve(points, a, panel, metric), curve(points, b, panel, metric)
-            logs = [(t, math.log(ca[t] / cb[t])) for t in sorted(ca.keys() & cb.keys())
-                    if ca[t] > 0 and cb[t] > 0]
-            logs = [(t, d) for t, d in logs if abs(d) > tie]
-            for (t0, d0), (t1, d1) in zip(logs, logs[1:]):
-                if (d0 < 0) == (d1 < 0):
-                    continue
-                x = math.log2(t0) + (math.log2(t1) - math.log2(t0)) * d0 / (d0 - d1)
-                below, above = (a, b) if d0 < 0 else (b, a)
-                out.append({
-                    "mutexes": mutexes, "hold_ns": hold, "outside_ns": outside,
-                    "faster_below": store.lock_label(*below),
-                    "faster_above": store.lock_label(*above),
-                    "threads": round(2 ** x, 1), "between": [t0, t1],
-                })
-    return out
 
 
 def vmstat_tables(points: list[dict]) -> str:
@@ -174,20 +150,36 @@ def write_data(out: Path, run: dict, rows: list[dict], crossed: list[dict]) -> N
         json.dump({"run": run["id"], "machine": machine, "spec": run["spec"], "points": rows},
                   f, indent=1)
     with open(out / "crossings.csv", "w", newline="", encoding="utf-8") as f:
-        writer = csv.DictWriter(f, fieldnames=list(crossed[0]) if crossed else ["threads"])
+        writer = csv.DictWriter(f, fieldnames=verdict.CROSSING_COLUMNS)
         writer.writeheader()
         writer.writerows(crossed)
 
 
 def crossings_table(crossed: list[dict]) -> str:
+    text = ("<p>Where one lock overtakes another as threads grow, interpolated between the "
+            "two thread counts around it. Only thread counts where the two locks are apart "
+            "beyond the repeats' spread count (with one repeat: more than "
+            f"{100 * verdict.ONE_REPEAT_TIE:.0f}% apart), so noise between locks that "
+            "measure the same makes no crossing.</p>")
     if not crossed:
-        return "<p>No line crosses another.</p>\n"
-    return html_table(
+        return text + "<p>No line crosses another beyond the noise.</p>\n"
+    return text + html_table(
         ["mutexes", "hold ns", "outside ns", "faster below", "faster above",
          "crossing at threads", "between"],
         [[c["mutexes"], c["hold_ns"], c["outside_ns"], c["faster_below"], c["faster_above"],
-          c["threads"], f"{c['between'][0]} and {c['between'][1]}"] for c in crossed],
+          c["threads"], f"{c['between_lo']} and {c['between_hi']}"] for c in crossed],
     )
+
+
+def wait_floor(points: list[dict]) -> str:
+    """The wait charts' floor in words, measured: the p50 wait at one thread, where no
+    thread can wait, is what the timing itself costs."""
+    alone = [p["wait_ns_p50"] for p in points if p["threads"] == 1 and p["wait_ns_p50"]]
+    if not alone:
+        return ("The floor is the timing's own cost: two clock reads around the lock call.")
+    return (f"The floor, {fmt(float(median(alone)))} ns here, is the timing's own cost: two "
+            "clock reads around an uncontended lock call, measured as the p50 at 1 thread "
+            "(where no thread can wait), and the histogram's bucket it falls in.")
 
 
 def grid_value(key: str, value) -> str:
@@ -207,28 +199,35 @@ def index_html(run: dict, rows: list[dict], points: list[dict], crossed: list[di
              else f"incomplete: {len(rows)} of {planned} points")
     parts = [
         f"<!doctype html><meta charset=utf-8><title>locklab run {run['id']}</title>"
-        f"<style>{CSS}</style><h1>locklab run {run['id']}</h1>",
+        f"<style>{CSS}</style><h1>locklab run {run['id']}: {html.escape(run['cpu_model'])}, "
+        f"{run['cores']} cores</h1>",
+        verdict.html_section(rows),
         "<h2>Machine</h2>",
-        html_table(None, [["CPU", run["cpu_model"]], ["cores", run["cores"]],
-                          ["kernel", run["kernel"]], ["C library", run["glibc"]],
-                          ["locklab", run["version"]], ["started", run["started"]],
-                          ["state", state]]),
+        kv_table([["CPU", run["cpu_model"]], ["cores", run["cores"]],
+                  ["kernel", run["kernel"]], ["C library", run["glibc"]],
+                  ["locklab", run["version"]], ["started", run["started"]], ["state", state]]),
         "<h3>Floor: what the primitives cost here</h3>",
-        html_table(None, [[k, v] for k, v in run["floor"].items()]),
+        kv_table([[k, v] for k, v in run["floor"].items()]),
         "<h2>Grid</h2>",
-        html_table(None, [[k, grid_value(k, v)] for k, v in run["spec"].items()]),
+        kv_table([[k, grid_value(k, v)] for k, v in run["spec"].items()]),
         f"<p>{len(rows)} points stored, {len(failed)} failed. Each chart plots the median "
         "of a point's succeeded repeats.</p>",
     ]
     if points:
-        for stem, _, _, _, heading in LINE_CHARTS:
+        for stem, _, _, _, heading, caption in LINE_CHARTS:
             parts.append(heading)
+            caption = caption.replace(WAIT_FLOOR, wait_floor(points))
+            parts.append(f'<p class="caption">{html.escape(caption, quote=False)}</p>')
             parts.append(f'<p><img src="{stem}.png" alt="{stem}"></p>')
             if stem == "ns_per_iter":
                 parts.append("<h3>Crossing points</h3>" + crossings_table(crossed))
         if any(p["lock"] == ll_targets.CANDIDATE for p in points):
             parts.append(ll_targets.html_section(points))
         parts.append("<h2>CPU and context switches at the most threads</h2>")
+        parts.append('<p class="caption">Per lock, at its most threads: the machine\'s CPU '
+                     "split into user (us), system (sy) and idle (id), as vmstat shows it, and "
+                     "its context switches a second. A lock whose waiters spin leaves no idle "
+                     "time; one whose waiters sleep switches more.</p>")
         parts.append('<p><img src="cpu.png" alt="cpu"></p>')
         parts.append(vmstat_tables(points))
     if extra:
@@ -243,8 +242,9 @@ def index_html(run: dict, rows: list[dict], points: list[dict], crossed: list[di
     return "\n".join(parts)
 
 
-# The targets as text lines, written beside index.html for `locklab report` to print.
-TARGET_FILES = (admission.TARGETS_FILE, ll_targets.SERVER_TARGETS_FILE,
+# The verdict and the targets as text lines, written beside index.html for `locklab
+# report` to print.
+TARGET_FILES = (verdict.VERDICT_FILE, admission.TARGETS_FILE, ll_targets.SERVER_TARGETS_FILE,
                 rw_report.TARGETS_FILE)
 
 
@@ -261,7 +261,7 @@ def write(conn, run_id: int, out: Path) -> Path:
     rw = [p for p in points if p["workload"] == rw_report.WORKLOAD]
     program = [p for p in points if program_report.is_program(p)]
     points = [p for p in points if p["workload"] == "mutex"]
-    crossed = crossings(points)
+    crossed = crossings(rows)
     out.mkdir(parents=True, exist_ok=True)
     for stale in (*TARGET_FILES, program_report.MARKDOWN, ll_targets.SERVER_MARKDOWN,
                   rw_report.MARKDOWN):
@@ -272,8 +272,11 @@ def write(conn, run_id: int, out: Path) -> Path:
     extra += program_report.section(program, out, run["spec"].get("repeat", 1))
     extra += rw_report.section(rw, rows, out)
     write_data(out, run, rows, crossed)
+    told = verdict.terminal(rows, run_id)
+    if told:
+        (out / verdict.VERDICT_FILE).write_text(told, encoding="utf-8")
     if points:
-        for stem, metric, ylabel, logy, _ in LINE_CHARTS:
+        for stem, metric, ylabel, logy, _, _ in LINE_CHARTS:
             line_chart(points, metric, ylabel, logy, out / f"{stem}.png")
         cpu_chart(points, out / "cpu.png")
     index = out / "index.html"

@@ -13,12 +13,14 @@ MACHINE = {"cpu_model": "test", "cores": 2, "kernel": "Linux", "glibc": "glibc 2
 
 
 def point(lock, threads, ns, hold=0, mutexes=1, opts=""):
+    """A succeeded point of one repeat, as the store gives it."""
     return {"lock": lock, "lock_opts": opts, "threads": threads, "mutexes": mutexes,
-            "hold_ns": hold, "outside_ns": 0, "ns_per_iter": ns}
+            "hold_ns": hold, "outside_ns": 0, "ns_per_iter": ns, "ok": 1, "rep": 0,
+            "workload": "mutex"}
 
 
 def test_crossing_is_found_where_the_lines_meet():
-    from locklab.report import crossings
+    from locklab.verdict import crossings
 
     threads = [1, 2, 4, 8, 16]
     points = (
@@ -36,10 +38,12 @@ def test_crossing_is_found_where_the_lines_meet():
         (1000, "pthread", "innodb56"),
     }
     assert found[(0, "innodb56", "pthread")]["threads"] == 3.0
-    assert found[(0, "innodb56", "pthread")]["between"] == [2, 4]
+    assert (found[(0, "innodb56", "pthread")]["between_lo"],
+            found[(0, "innodb56", "pthread")]["between_hi"]) == (2, 4)
     assert found[(1000, "pthread", "innodb56")]["threads"] == 8.0
     # Equal at a measured thread count: a tie, bracketed by the points around it.
-    assert found[(1000, "pthread", "innodb56")]["between"] == [4, 16]
+    assert (found[(1000, "pthread", "innodb56")]["between_lo"],
+            found[(1000, "pthread", "innodb56")]["between_hi"]) == (4, 16)
 
 
 def test_medians_fold_repeats_and_leave_out_failures():

@@ -42,7 +42,10 @@ def test_report_writes_pages_charts_and_data(real_db, tmp_path):
     out_dir = tmp_path / "report"
     out = locklab("report", "latest", "--db", db, "--out", out_dir)
     assert out.returncode == 0, out.stderr
-    assert out.stdout.strip() == str(out_dir / "index.html")
+    index_line, *told = out.stdout.splitlines()
+    assert index_line == str(out_dir / "index.html")
+    assert told[0].startswith("verdict of run 1: the mutex to use")
+    assert all(line.startswith("  1 mutex, hold ") for line in told[1:]) and len(told) > 2
     pngs = sorted(p.name for p in out_dir.glob("*.png"))
     assert {"ns_per_iter.png", "cpu.png", "fairness.png", "wait_p50.png", "wait_p99.png",
             "wait_max.png"} <= set(pngs)

@@ -1,0 +1,268 @@
+"""The answer a mutex sweep gives: which lock to use, where, by how much, and how sure.
+
+From the sweep's repeats, not only their medians: in each panel (mutex count,
+hold and outside time) and at each thread count, the lock with the lowest median
+ns per iteration is the pick, its margin over another lock that lock's median
+divided by the pick's (the ratio of their throughputs). Two locks are apart only
+where every repeat of one was faster than every repeat of the other; otherwise
+the margin lies inside the repeats' spread and is a tie. A run of one repeat
+has no spread to judge by: there, margins under ONE_REPEAT_TIE are ties.
+
+Consecutive thread counts with the same answer form one line of the verdict;
+crossings (where one lock overtakes another) count only points that are apart.
+No matplotlib here: `locklab sweep` prints the verdict without paying for it.
+"""
+from __future__ import annotations
+
+import itertools
+import math
+from statistics import median
+
+from . import store
+from .render import Cell, html_table
+
+METRIC = "ns_per_iter"
+BASELINE = "pthread"
+# With one repeat per point: margins under 10% count as ties.
+ONE_REPEAT_TIE = 0.10
+# The verdict as text lines, beside index.html; `locklab report` prints it.
+VERDICT_FILE = "verdict.txt"
+# crossings.csv's columns.
+CROSSING_COLUMNS = ("mutexes", "hold_ns", "outside_ns", "faster_below", "faster_above",
+                    "threads", "between_lo", "between_hi")
+
+Panel = tuple  # (mutexes, hold_ns, outside_ns)
+
+
+def panel_title(mutexes: int, hold_ns: int, outside_ns: int) -> str:
+    text = f"{mutexes} mutex{'es' if mutexes > 1 else ''}, hold {hold_ns} ns"
+    return text + (f", outside {outside_ns} ns" if outside_ns else "")
+
+
+def samples(rows: list[dict], metric: str = METRIC) -> dict[Panel, dict[str, dict[int, list]]]:
+    """panel -> lock label -> threads -> the metric of each succeeded repeat, for the
+    mutex workload's rows; locks in the order the sweep ran them."""
+    out: dict[Panel, dict[str, dict[int, list]]] = {}
+    for r in rows:
+        value = r.get(metric)
+        if r.get("workload", "mutex") != "mutex" or not r["ok"] or not value or value <= 0:
+            continue
+        panel = (r["mutexes"], r["hold_ns"], r["outside_ns"])
+        lock = store.lock_label(r["lock"], r["lock_opts"])
+        out.setdefault(panel, {}).setdefault(lock, {}).setdefault(r["threads"], []).append(value)
+    return dict(sorted(out.items()))
+
+
+def apart(a: list[float], b: list[float]) -> int:
+    """-1 where A is faster than B beyond the repeats' spread, 1 where B is, 0 for a tie."""
+    if min(len(a), len(b)) > 1:
+        return -1 if max(a) < min(b) else (1 if max(b) < min(a) else 0)
+    ratio = median(b) / median(a)
+    return -1 if ratio > 1 + ONE_REPEAT_TIE else (1 if ratio < 1 / (1 + ONE_REPEAT_TIE) else 0)
+
+
+def spread(values: list[float]) -> float | None:
+    """Half the range of the repeats over their median (0.05: +-5%); None for one repeat."""
+    return (max(values) - min(values)) / 2 / median(values) if len(values) > 1 else None
+
+
+def crossings(rows: list[dict], metric: str = METRIC) -> list[dict]:
+    """Where, in each panel, one lock overtakes another as threads grow.
+
+    Only thread counts where the two are apart (beyond the repeats' spread) count:
+    two locks that measure the same would otherwise "cross" at every wobble of the
+    noise. The crossing is interpolated on log(a/b) of the medians against
+    log2(threads), the axes the graphs use; for costs that follow power laws of
+    the thread count it is exact.
+    """
+    out = []
+    for (mutexes, hold, outside), locks in samples(rows, metric).items():
+        for a, b in itertools.combinations(locks, 2):
+            ca, cb = locks[a], locks[b]
+            signs = [(t, apart(ca[t], cb[t]), math.log(median(ca[t]) / median(cb[t])))
+                     for t in sorted(ca.keys() & cb.keys())]
+            signs = [s for s in signs if s[1]]
+            for (t0, s0, d0), (t1, s1, d1) in zip(signs, signs[1:]):
+                if s0 == s1:
+                    continue
+                x = math.log2(t0) + (math.log2(t1) - math.log2(t0)) * d0 / (d0 - d1)
+                below, above = (a, b) if s0 < 0 else (b, a)
+                out.append({"mutexes": mutexes, "hold_ns": hold, "outside_ns": outside,
+                            "faster_below": below, "faster_above": above,
+                            "threads": round(2 ** x, 1), "between_lo": t0, "between_hi": t1})
+    return out
+
+
+def _steps(locks: dict[str, dict[int, list]]) -> list[dict]:
+    """Per thread count: the locks by median, the pick, the locks tied with it."""
+    steps = []
+    for t in sorted(set().union(*(set(c) for c in locks.values()))):
+        here = {lock: c[t] for lock, c in locks.items() if t in c}
+        if len(here) < 2:
+            continue
+        order = sorted(here, key=lambda lock: median(here[lock]))
+        tied = [lock for lock in order[1:] if not apart(here[order[0]], here[lock])]
+        if BASELINE in (order[0], *tied):
+            kind = "keep" if tied else "use"
+        else:
+            kind = "tie" if tied else "use"
+        steps.append({"threads": t, "here": here, "order": order, "tied": tied, "kind": kind})
+    return steps
+
+
+def _key(step: dict) -> tuple:
+    if step["kind"] == "keep":
+        return ("keep", BASELINE)
+    if step["kind"] == "tie":
+        return ("tie", frozenset([step["order"][0], *step["tied"]]))
+    return ("use", step["order"][0])
+
+
+def _ratio(step: dict, lock: str) -> float:
+    here = step["here"]
+    return median(here[lock]) / median(here[step["order"][0]])
+
+
+def verdict(rows: list[dict]) -> list[dict]:
+    """The verdict's lines: per panel, a run of thread counts with one answer.
+
+    kind: 'use' (one lock apart from every other; `lock`), 'tie' (`locks` within the
+    repeats' spread of each other, none of them pthread) or 'keep' (pthread is as
+    good as the fastest: `locks` are those tied with it). vs_pthread and vs_runner
+    are (least, most) margins over the range; spread the widest +-share of the
+    repeats compared, None with one repeat.
+    """
+    out = []
+    for panel, locks in samples(rows).items():
+        for key, group in itertools.groupby(_steps(locks), key=_key):
+            group = list(group)
+            kind = key[0]
+            best = [s["order"][0] for s in group]
+            if kind == "use":
+                names = [key[1]]
+            else:
+                names = list(dict.fromkeys(x for s in group for x in (s["order"][0], *s["tied"])))
+            line = {"panel": panel, "threads": [s["threads"] for s in group], "kind": kind,
+                    "locks": names, "vs_pthread": None, "vs_runner": None, "runners": [],
+                    "spread": None}
+            if all(BASELINE in s["here"] for s in group) and key != ("use", BASELINE):
+                line["vs_pthread"] = _span(_ratio(s, BASELINE) for s in group)
+            if kind == "use":
+                line["vs_runner"] = _span(_ratio(s, s["order"][1]) for s in group)
+                line["runners"] = list(dict.fromkeys(s["order"][1] for s in group))
+            else:  # how far apart the tied locks are, at most
+                line["vs_runner"] = _span(max(_ratio(s, x) for x in s["tied"]) for s in group)
+            compared = [s["here"][x] for s in group
+                        for x in {s["order"][0], s["order"][1], *s["tied"],
+                                  *([BASELINE] if BASELINE in s["here"] else [])}]
+            spreads = [spread(v) for v in compared]
+            if all(sp is not None for sp in spreads):
+                line["spread"] = max(spreads)
+            line["best"] = list(dict.fromkeys(best))
+            out.append(line)
+    return out
+
+
+def _span(values) -> tuple[float, float]:
+    values = list(values)
+    return min(values), max(values)
+
+
+def threads_text(threads: list[int]) -> str:
+    lo, hi = threads[0], threads[-1]
+    return f"{lo} thread{'s' if lo > 1 else ''}" if lo == hi else f"{lo}-{hi} threads"
+
+
+def times(span: tuple[float, float] | None) -> str:
+    """A margin's range as the verdict writes it: 1.45x, 1.45-4.40x."""
+    if span is None:
+        return "-"
+    lo, hi = (f"{v:.2f}" for v in span)
+    return f"{lo}x" if lo == hi else f"{lo}-{hi}x"
+
+
+def spread_text(line: dict) -> str:
+    return "one repeat" if line["spread"] is None else f"+-{100 * line['spread']:.0f}%"
+
+
+def pick_text(line: dict) -> str:
+    """What to use, in a few words: 'll', 'keep pthread', 'tie: ll, futex'."""
+    if line["kind"] == "use":
+        return line["locks"][0]
+    if line["kind"] == "keep":
+        return f"keep {BASELINE}"
+    return "tie: " + ", ".join(line["locks"])
+
+
+def line_text(line: dict) -> str:
+    """The verdict's sentence for one line: the pick and its margins, or the tie."""
+    where = "inside the repeats' spread" if line["spread"] is not None else \
+        f"under the {100 * ONE_REPEAT_TIE:.0f}% taken for noise with one repeat"
+    if line["kind"] == "use":
+        lock = line["locks"][0]
+        runners = ", ".join(line["runners"])
+        if line["runners"] == [BASELINE]:
+            return f"{lock}: {times(line['vs_pthread'])} pthread's throughput (the runner-up)"
+        text = f"{lock}: "
+        if line["vs_pthread"]:
+            text += f"{times(line['vs_pthread'])} pthread's throughput, "
+        return text + f"{times(line['vs_runner'])} the runner-up's ({runners})"
+    if line["kind"] == "keep":
+        others = [x for x in line["locks"] if x != BASELINE]
+        return (f"{BASELINE}: no lock beats it beyond the noise ({', '.join(others)} "
+                f"within {times(line['vs_runner'])}, {where})")
+    text = (f"{' and '.join(line['locks'])} tie ({times(line['vs_runner'])} apart, {where})")
+    if line["vs_pthread"]:
+        text += f"; {line['best'][0]} {times(line['vs_pthread'])} pthread's throughput"
+    return text
+
+
+def reps_of(rows: list[dict]) -> int:
+    """The most repeats any mutex point has."""
+    counts: dict[tuple, int] = {}
+    for r in rows:
+        if r.get("workload", "mutex") == "mutex" and r["ok"]:
+            key = tuple(r.get(k) for k in store.GRID_KEY)
+            counts[key] = counts.get(key, 0) + 1
+    return max(counts.values(), default=0)
+
+
+def terminal(rows: list[dict], run_id: int) -> str:
+    """The verdict as `locklab sweep` and `locklab report` print it; '' without mutex points."""
+    lines = verdict(rows)
+    if not lines:
+        return ""
+    reps = reps_of(rows)
+    how = (f"median of {reps} repeats; apart only where every repeat is" if reps > 1 else
+           f"one repeat: margins under {100 * ONE_REPEAT_TIE:.0f}% are ties")
+    out = [f"verdict of run {run_id}: the mutex to use, by ns per iteration ({how})"]
+    for line in lines:
+        spread_note = f"; repeats {spread_text(line)}" if line["spread"] is not None else ""
+        out.append(f"  {panel_title(*line['panel'])}, {threads_text(line['threads'])}: "
+                   f"{line_text(line)}{spread_note}")
+    return "\n".join(out) + "\n"
+
+
+def html_section(rows: list[dict]) -> str:
+    """The report's opening: the verdict as a table, the pick in bold; '' without points."""
+    lines = verdict(rows)
+    if not lines:
+        return ""
+    reps = reps_of(rows)
+    how = (f"Each figure is the median of {reps} repeats; two locks are apart only where "
+           "every repeat of one was faster than every repeat of the other, otherwise their "
+           "margin lies inside the repeats' spread and the verdict calls it a tie."
+           if reps > 1 else
+           "Each point ran once: there is no spread to judge by, so margins under "
+           f"{100 * ONE_REPEAT_TIE:.0f}% are called ties (sweep with --repeat 3 to know).")
+    table = html_table(
+        ["where", "threads", "use", "vs pthread", "vs runner-up", "repeats' spread",
+         "verdict"],
+        [[panel_title(*line["panel"]), threads_text(line["threads"]),
+          Cell(pick_text(line), "pick"), times(line["vs_pthread"]), times(line["vs_runner"]),
+          spread_text(line), Cell(line_text(line), "text")] for line in lines])
+    return ('<section id="verdict"><h2>Verdict: the mutex to use on this machine</h2>'
+            "<p>Per hold time and range of thread counts, the lock with the least time per "
+            "iteration; <em>vs pthread</em> and <em>vs runner-up</em> are their time per "
+            "iteration divided by its (its throughput over theirs), least to most over the "
+            f"range. {how}</p>{table}</section>\n")
