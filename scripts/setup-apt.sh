@@ -11,6 +11,7 @@ packages=(
   memcached libmemcached-tools                   # the profiler's test: memcached under memcaslap
   libjemalloc2 libtcmalloc-minimal4              # ... and programs on other allocators
   mariadb-server mariadb-client sysbench         # the program sweep: MariaDB under sysbench
+  chromium chromium-driver                       # the report's test in a real browser
 )
 
 missing=()

@@ -15,7 +15,8 @@ td.miss{color:#c00;font-weight:bold}td.ok{color:#070}
 p.alarm{color:#c00;font-weight:bold;font-size:1.25em;border:3px solid #c00;padding:.5em}
 th[scope=row]{text-align:left;font-weight:normal}td.pick{font-weight:bold;text-align:left}
 td.text{text-align:left}p.caption{max-width:70em;color:#333}
-#verdict{border:2px solid #070;padding:0 1em;margin:1em 0}"""
+#verdict{border:2px solid #070;padding:0 1em;margin:1em 0}#verdict th{text-align:left}
+#verdict td:not(.text){white-space:nowrap}"""
 
 
 class Cell(NamedTuple):
