@@ -125,16 +125,18 @@ RW_AXES = ("locks", "read_pct")
 PRESETS = {
     # The README's main job: the InnoDB mutex study's story (innodb56 ahead at few threads,
     # collapsing with many on one mutex, the crossing moving right as the hold time
-    # grows) and the project's answer to it (futex, ll), in under 3 minutes on 2 cores:
-    # 105 points of 0.8 s, ~0.95 s with process start-up and the creation of up to
-    # 1024 threads.
+    # grows) and the project's answer to it (futex, ll), with the report's verdict.
+    # 3 passes, so that the verdict knows the repeats' spread and calls a margin inside
+    # it a tie: 315 points of 0.3 s, with process start-up and the creation of up to
+    # 1024 threads under 2 minutes on 2 cores (docs/bench.md).
     "quick": {
         "locks": [*STUDY_LOCKS, "futex", "ll"],
         "threads": [1, 2, 4, 16, 64, 256, 1024],
         "mutexes": [1],
         "hold_ns": [0, 1000, 4000],
-        "duration": 0.6,
-        "warmup": 0.2,
+        "duration": 0.2,
+        "warmup": 0.1,
+        "repeat": 3,
     },
     # The InnoDB mutex study's whole grid; locks given with --locks are added to its three.
     "innodb-mutex": {

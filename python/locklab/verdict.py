@@ -181,8 +181,12 @@ def times(span: tuple[float, float] | None) -> str:
     return f"{lo}x" if lo == hi else f"{lo}-{hi}x"
 
 
-def spread_text(line: dict) -> str:
-    return "one repeat" if line["spread"] is None else f"+-{100 * line['spread']:.0f}%"
+def spread_text(line: dict, sign: str = "+-") -> str:
+    """The repeats' spread: +-3%, +-0.4% where it rounds to 0; 'one repeat' without one."""
+    if line["spread"] is None:
+        return "one repeat"
+    pct = 100 * line["spread"]
+    return f"{sign}{pct:.1f}%" if round(pct) < 1 else f"{sign}{pct:.0f}%"
 
 
 def pick_text(line: dict) -> str:
@@ -260,7 +264,7 @@ def html_section(rows: list[dict]) -> str:
          "verdict"],
         [[panel_title(*line["panel"]), threads_text(line["threads"]),
           Cell(pick_text(line), "pick"), times(line["vs_pthread"]), times(line["vs_runner"]),
-          spread_text(line), Cell(line_text(line), "text")] for line in lines])
+          spread_text(line, "\u00b1"), Cell(line_text(line), "text")] for line in lines])
     return ('<section id="verdict"><h2>Verdict: the mutex to use on this machine</h2>'
             "<p>Per hold time and range of thread counts, the lock with the least time per "
             "iteration; <em>vs pthread</em> and <em>vs runner-up</em> are their time per "

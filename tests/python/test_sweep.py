@@ -127,8 +127,9 @@ def test_presets_and_overrides(fake, tmp_path):
     study = presets.spec("innodb-mutex", {"locks": ["futex", "pthread"], "threads": None})
     assert study["locks"] == ["innodb56", "pthread", "pthread-adaptive", "futex"]
     assert len(study["threads"]) == 15 and study["mutexes"] == [1, 2, 4, 8, 16]
-    quick = presets.spec("quick", {"threads": [1, 2], "duration": 0.2})
-    assert quick["threads"] == [1, 2] and quick["duration"] == 0.2
+    quick = presets.spec("quick", {"threads": [1, 2], "duration": 0.5})
+    assert quick["threads"] == [1, 2] and quick["duration"] == 0.5
+    assert quick["repeat"] == 3  # the verdict judges margins by the repeats' spread
     assert quick["locks"] == ["innodb56", "pthread", "pthread-adaptive", "futex", "ll"]
     # 'all' is every lock the tool lists (the fake lists five).
     db = tmp_path / "l.db"

@@ -111,9 +111,9 @@ def test_sweep_prints_the_verdict_and_the_report_writes_it(fake, tmp_path):
         "verdict of run 1: the mutex to use, by ns per iteration (median of 2 repeats; "
         "apart only where every repeat is)",
         "  1 mutex, hold 0 ns, 1-2 threads: innodb56: 1.50-3.00x pthread's throughput "
-        "(the runner-up); repeats +-0%",
+        "(the runner-up); repeats +-0.0%",
         "  1 mutex, hold 0 ns, 4-8 threads: pthread: 1.33-2.67x the runner-up's (innodb56); "
-        "repeats +-0%",
+        "repeats +-0.0%",
     ]
     out = locklab("report", "1", "--db", db, "--out", out_dir, env=env)
     assert out.returncode == 0, out.stderr
