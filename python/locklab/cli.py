@@ -28,6 +28,7 @@ AXES = ("locks", "lock_opts", "threads", "mutexes", "hold_ns", "outside_ns", "wo
 # The options whose names are not their axis's.
 OPTION = {"gates": "--gate", "programs": "--program"}
 WORKLOADS = ("mutex", "server", presets.RW_WORKLOAD)
+RUN_HELP = "a run number, 'latest', or -N: the Nth last run (-1 the latest, -2 the one before)"
 
 
 class Parser(argparse.ArgumentParser):
@@ -61,12 +62,40 @@ def cmd_list(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_sweep(args: argparse.Namespace) -> int:
+def sweep_given(args: argparse.Namespace) -> dict:
+    """The grid's values the command line gave (None: not given)."""
     for axis in ("lock_opts", "gates", "workload_opts", "programs"):
         if getattr(args, axis):  # the same variant twice would be the same points twice
             setattr(args, axis, list(dict.fromkeys(getattr(args, axis))))
-    given = {axis: getattr(args, axis) for axis in
-             (*AXES, "duration", "warmup", "repeat", "timeout", "instrument")}
+    if args.locks is not None and args.add_locks is not None:
+        raise LocklabError("--locks names every lock to sweep and --add-locks adds to the "
+                           "preset's: give one of them")
+    return {axis: getattr(args, axis) for axis in
+            (*AXES, "add_locks", "duration", "warmup", "repeat", "timeout", "instrument")}
+
+
+def new_spec(args: argparse.Namespace, given: dict) -> dict:
+    """A new run's grid: the preset's with what was given, every lock and option
+    checked (by locklab-bench, or the swapper for programs) before anything runs."""
+    spec = presets.spec(programs.preset_of(args.preset, given), given)
+    if spec.get("programs") and args.read_pct is not None:
+        raise LocklabError("--read-pct does not apply to --preset programs")
+    if spec.get("programs"):
+        spec["locks"] = programs.expand_locks(spec["locks"])
+        spec["locks"] += [programs.site_lock(e) for e in dict.fromkeys(args.lock_for)]
+        programs.validate(spec)
+    elif args.lock_for:
+        raise LocklabError("--lock-for swaps a program's named mutexes: give --program "
+                           "or --preset programs")
+    else:
+        spec["locks"] = sweep.expand_locks(spec["locks"], spec.get("workload", "mutex"))
+        sweep.validate(spec)
+    sweep.check_environment(spec)
+    return spec
+
+
+def cmd_sweep(args: argparse.Namespace) -> int:
+    given = sweep_given(args)
     if args.resume:
         extra = [OPTION.get(k, f"--{k.replace('_', '-')}") for k, v in given.items()
                  if v is not None]
@@ -74,7 +103,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         extra += ["--lock-for"] if args.lock_for else []
         if extra:
             raise LocklabError(f"--resume sweeps the run's own grid; drop {' '.join(extra)}")
-        conn = store.connect(args.db)
+        conn = store.connect(args.db, write=not args.dry_run)
         run_id = store.resolve_run(conn, args.resume)
         run = store.get_run(conn, run_id)
         spec = run["spec"]
@@ -84,21 +113,12 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         for change in sweep.machine_changes(run):
             print(f"locklab: warning: run {run_id} began on another machine: {change}",
                   file=sys.stderr)
+        if args.dry_run:
+            return dry_run(spec, f"run {run_id} of {args.db}", conn, run_id)
     else:
-        spec = presets.spec(programs.preset_of(args.preset, given), given)
-        if spec.get("programs") and args.read_pct is not None:
-            raise LocklabError("--read-pct does not apply to --preset programs")
-        if spec.get("programs"):
-            spec["locks"] = programs.expand_locks(spec["locks"])
-            spec["locks"] += [programs.site_lock(e) for e in dict.fromkeys(args.lock_for)]
-            programs.validate(spec)
-        elif args.lock_for:
-            raise LocklabError("--lock-for swaps a program's named mutexes: give --program "
-                               "or --preset programs")
-        else:
-            spec["locks"] = sweep.expand_locks(spec["locks"], spec.get("workload", "mutex"))
-            sweep.validate(spec)
-        sweep.check_environment(spec)
+        spec = new_spec(args, given)
+        if args.dry_run:
+            return dry_run(spec, f"a new run in {args.db}")
         described, floor = machine.describe(), machine.floor()
         conn = store.connect(args.db, create=True)
         run_id = store.new_run(conn, spec, described, floor)
@@ -116,6 +136,20 @@ def cmd_sweep(args: argparse.Namespace) -> int:
           f"report with: locklab report {run_id} --db {args.db}", file=sys.stderr)
     print(verdict.terminal(rows, run_id), end="")
     return 1 if failed else 0
+
+
+def dry_run(spec: dict, where: str, conn: sqlite3.Connection | None = None,
+            run_id: int | None = None) -> int:
+    """`sweep --dry-run`: the grid, its points and the time they would take, on stdout;
+    nothing run, nothing stored."""
+    points = sweep.grid(spec)
+    done = store.done_points(conn, run_id) if conn is not None else set()
+    todo = [p for p in points if p not in done]
+    walls = ([r["wall_s"] for r in store.points(conn, run_id) if r["wall_s"]]
+             if conn is not None else [])
+    print(sweep.plan(spec, todo, len(points), sum(walls) / len(walls) if walls else None))
+    print(f"dry run: nothing run or stored; without --dry-run this sweeps {where}")
+    return 0
 
 
 def cmd_report(args: argparse.Namespace) -> int:
@@ -137,7 +171,9 @@ def cmd_report(args: argparse.Namespace) -> int:
 def cmd_compare(args: argparse.Namespace) -> int:
     conn = store.connect(args.db, write=False)
     result = compare.ratios(conn, store.resolve_run(conn, args.run_a),
-                            store.resolve_run(conn, args.run_b))
+                            store.resolve_run(conn, args.run_b), args.allow_mismatch)
+    for difference in result["differences"]:
+        print(f"locklab: warning: the runs differ: {difference}", file=sys.stderr)
     if args.json:
         json.dump(result, sys.stdout, indent=1)
         sys.stdout.write("\n")
@@ -147,9 +183,13 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = Parser(prog="locklab", description=__doc__)
+    p = Parser(prog="locklab", description="Mutexes chosen at run time: their benchmark, "
+               "sweeps of it into a database, reports and comparisons of the runs, a lock "
+               "profiler and a lock swapper for unmodified programs.",
+               epilog="`locklab COMMAND --help` describes a command's options; README.md "
+               "has a first session.")
     p.add_argument("--version", action="version", version=f"locklab {__version__}")
-    sub = p.add_subparsers(dest="command", required=True)
+    sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     ls = sub.add_parser("list", help="algorithms (mutexes, then rwlocks), their knobs and defaults")
     ls.add_argument("name", nargs="?", help="one algorithm only")
@@ -159,8 +199,8 @@ def build_parser() -> argparse.ArgumentParser:
                     help="read-write locks only; NAME is an rwlock's (pthread and ll are both)")
     ls.set_defaults(func=cmd_list)
 
-    for name, text in PASSTHROUGH.items():
-        sub.add_parser(name, help=text, add_help=False)
+    for name, text in PASSTHROUGH.items():   # their options: `locklab NAME --help`
+        sub.add_parser(name, help=f"{text}; --help for its options", add_help=False)
 
     db = Parser(add_help=False)
     db.add_argument("--db", default="locklab.db", type=Path,
@@ -168,11 +208,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     sw = sub.add_parser("sweep", parents=[db], help="run a grid of points into the database",
                         description="Run every point of a grid, each in a fresh process. "
-                        "Options override the preset's values; lists are comma-separated.")
+                        "Options override the preset's values (--locks too: --add-locks adds "
+                        "to the preset's locks); lists are comma-separated. --dry-run shows "
+                        "the grid, its points and the time expected, and runs nothing.")
     sw.add_argument("--preset", choices=sorted(presets.PRESETS),
                     help="quick: the InnoDB mutex study's story in minutes; innodb-mutex: that study's "
-                    "whole grid "
-                    "(--locks adds to its locks); peers: every lock on one mutex; server-locks: "
+                    "whole grid; peers: every lock on one mutex; server-locks: "
                     "every lock that parks in the server workload, three shapes, no gate; "
                     "rw: every rwlock, glibc's in both preferences, at 5 read fractions; "
                     "concurrency, concurrency-quick: the innodb_thread_concurrency study's server "
@@ -185,8 +226,12 @@ def build_parser() -> argparse.ArgumentParser:
                     help="programs: run this program only (memcached, mariadb); repeat for "
                     "both; implies --preset programs")
     sw.add_argument("--locks", type=name_list, metavar="L,...",
-                    help="lock names (NAME:K=V,... with the lock's own options), or 'all'; "
-                    "rw: rwlock names (locklab list --rwlock)")
+                    help="the locks to sweep, in place of the preset's: lock names "
+                    "(NAME:K=V,... with the lock's own options), 'all', or 'parks' (every lock "
+                    "that parks); rw: rwlock names (locklab list --rwlock)")
+    sw.add_argument("--add-locks", type=name_list, metavar="L,...",
+                    help="locks to sweep besides the preset's (or the default's), as --locks "
+                    "names them")
     sw.add_argument("--lock-for", action="append", default=[], metavar="SITE=NAME[:K=V,...]",
                     help="programs: one more lock, NAME for the mutexes named SITE (as `locklab "
                     "profile` names a lock) and glibc's for the rest, stored as NAME@SITE; "
@@ -229,17 +274,31 @@ def build_parser() -> argparse.ArgumentParser:
     sw.add_argument("--instrument", action="store_const", const=True,
                     help="run every point with the lock monitor's statistics on "
                     "(bench --instrument; stored with each point)")
-    sw.add_argument("--resume", metavar="RUN", help="run what RUN (a number or 'latest') lacks")
+    sw.add_argument("--resume", metavar="RUN",
+                    help=f"run what RUN lacks, on its own grid ({RUN_HELP})")
+    sw.add_argument("--dry-run", action="store_true",
+                    help="print the grid, its point count and the time expected; run and "
+                    "store nothing")
     sw.set_defaults(func=cmd_sweep)
 
     rp = sub.add_parser("report", parents=[db], help="graphs, tables and data of a run")
-    rp.add_argument("run", help="run number or 'latest'")
+    rp.add_argument("run", metavar="RUN", help=RUN_HELP)
     rp.add_argument("--out", type=Path, help="directory (default ./locklab-report-RUN)")
     rp.set_defaults(func=cmd_report)
 
-    cp = sub.add_parser("compare", parents=[db], help="per-point ratios B/A of two runs")
-    cp.add_argument("run_a", metavar="RUN_A")
-    cp.add_argument("run_b", metavar="RUN_B")
+    cp = sub.add_parser(
+        "compare", parents=[db], help="per-point ratios B/A of two runs, with their spread",
+        description="Match the points of two runs (lock, threads, mutexes, hold, ...) and "
+        "show B/A of each point's median ns/iter and ops/s, with the spread of the ratio "
+        "over every pass of B against every pass of A. '~' marks a ratio whose spread covers "
+        "1 (inside the noise), '?' one measured in a single pass (its noise unknown). Runs "
+        "whose points were measured differently (point duration, warm-up) are refused; "
+        "other differences (passes, the lock monitor, the machine) are warned of.")
+    cp.add_argument("run_a", metavar="RUN_A", help=RUN_HELP)
+    cp.add_argument("run_b", metavar="RUN_B", help=RUN_HELP)
+    cp.add_argument("--allow-mismatch", action="store_true",
+                    help="compare runs of different point durations or warm-ups all the "
+                    "same (each difference is still warned of)")
     cp.add_argument("--json", action="store_true", help="machine-readable output")
     cp.set_defaults(func=cmd_compare)
 
@@ -251,8 +310,15 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     try:
-        if argv and argv[0] in PASSTHROUGH:
-            return native.passthrough(argv)
+        if not argv:
+            # Nothing asked: what there is to ask, on stderr, and argparse's status for
+            # a command line that lacks its command.
+            build_parser().print_help(sys.stderr)
+            return 2
+        if argv[0] in PASSTHROUGH:
+            # locklab-bench's options are long ones only: its --help for argparse's -h.
+            return native.passthrough([argv[0], *("--help" if a == "-h" else a
+                                                  for a in argv[1:])])
         args = build_parser().parse_args(argv)
         return args.func(args)
     except LocklabError as e:

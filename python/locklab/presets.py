@@ -138,13 +138,12 @@ PRESETS = {
         "warmup": 0.1,
         "repeat": 3,
     },
-    # The InnoDB mutex study's whole grid; locks given with --locks are added to its three.
+    # The InnoDB mutex study's whole grid.
     "innodb-mutex": {
         "locks": STUDY_LOCKS,
         "threads": [1, 2, 4, 8, 16, 20, 24, 36, 40, 48, 64, 128, 256, 512, 1024],
         "mutexes": [1, 2, 4, 8, 16],
         "hold_ns": [0, 1000, 4000],
-        "extend_locks": True,
     },
     # (528 + 24 points) x 3 passes of 0.5 s: 14-17 minutes on 2 cores.
     "concurrency": {
@@ -196,17 +195,19 @@ def resolve_locks(locks: list[str], algorithms: list[dict]) -> list[str]:
 
 
 def spec(preset: str | None, given: dict) -> dict:
-    """The grid to sweep: the defaults, then the preset, then what was given (not None)."""
+    """The grid to sweep: the defaults, then the preset, then what was given (not None).
+
+    Given locks ("locks") replace the preset's, whatever the preset; "add_locks" are
+    swept after the preset's own, each once.
+    """
     values = {**DEFAULT, **PRESETS.get(preset or "", {})}
     if values.get("programs"):
         for axis in BENCH_ONLY:
             values.pop(axis)
-    extend_locks = values.pop("extend_locks", False)
+    add_locks = given.get("add_locks") or []
     for key, value in given.items():
-        if value is None:
+        if value is None or key == "add_locks":
             continue
-        if key == "locks" and extend_locks:
-            value = values["locks"] + [lock for lock in value if lock not in values["locks"]]
         values[key] = value
     if any(given.get(axis) is not None for axis in ALSO_AXES):
         values.pop("also", None)
@@ -217,5 +218,6 @@ def spec(preset: str | None, given: dict) -> dict:
         for axis in RW_AXES:
             if given.get(axis) is None:
                 values[axis] = RW[axis]
+    values["locks"] = list(dict.fromkeys([*values["locks"], *add_locks]))
     values["preset"] = preset
     return values

@@ -255,16 +255,23 @@ def new_run(conn: sqlite3.Connection, spec: dict, machine: dict, floor: dict) ->
 
 
 def resolve_run(conn: sqlite3.Connection, ref: str) -> int:
-    """A run's id from what the user typed: a number or 'latest'."""
-    if ref == "latest":
-        row = conn.execute("SELECT max(id) FROM runs").fetchone()
-        if row[0] is None:
-            raise LocklabError("the database holds no run yet")
-        return row[0]
+    """A run's id from what the user typed: a number, 'latest', or -N (the Nth last run:
+    -1 is the latest, -2 the one before it)."""
     try:
-        run_id = int(ref)
+        run_id = -1 if ref == "latest" else int(ref)
     except ValueError:
-        raise LocklabError(f"run '{ref}' is neither a run number nor 'latest'") from None
+        raise LocklabError(f"run '{ref}' is neither a run number, 'latest' nor -N "
+                           "(the Nth last run)") from None
+    if run_id < 0:
+        back = -run_id
+        count = conn.execute("SELECT count(*) FROM runs").fetchone()[0]
+        if not count:
+            raise LocklabError("the database holds no run yet")
+        if back > count:
+            raise LocklabError(f"no run {ref}: the database holds {count} "
+                               f"run{'s' if count > 1 else ''}")
+        return conn.execute("SELECT id FROM runs ORDER BY id DESC LIMIT 1 OFFSET ?",
+                            (back - 1,)).fetchone()[0]
     if not 1 <= run_id <= MAX_ROWID:
         raise LocklabError(f"run {ref} is outside [1, {MAX_ROWID}]")
     if conn.execute("SELECT 1 FROM runs WHERE id = ?", (run_id,)).fetchone() is None:
@@ -409,10 +416,10 @@ def points(conn: sqlite3.Connection, run_id: int) -> list[dict]:
 GRID_KEY = tuple(f for f in Point._fields if f != "rep")
 
 
-def medians(rows: list[dict]) -> list[dict]:
-    """One dict per grid point: each metric's median over its succeeded repeats.
+def repeat_groups(rows: list[dict]) -> dict[tuple, list[dict]]:
+    """GRID_KEY's values -> the succeeded repeats of that grid point, in the order they ran.
 
-    Failed repeats are left out; `reps` says how many medians were taken over.
+    Failed repeats are left out.
     """
     groups: dict[tuple, list[dict]] = {}
     for row in rows:
@@ -420,11 +427,21 @@ def medians(rows: list[dict]) -> list[dict]:
             # Rows from before the server workload lack its axes: theirs are the defaults.
             key = tuple(row.get(k, Point._field_defaults.get(k)) for k in GRID_KEY)
             groups.setdefault(key, []).append(row)
-    out = []
-    for key, reps in groups.items():
-        point = dict(zip(GRID_KEY, key), reps=len(reps))
-        for name in ALL_METRIC_NAMES:
-            values = [r[name] for r in reps if r.get(name) is not None]
-            point[name] = statistics.median(values) if values else None
-        out.append(point)
-    return out
+    return groups
+
+
+def median_point(key: tuple, reps: list[dict]) -> dict:
+    """The grid point KEY with each metric's median over REPS; `reps` says how many."""
+    point = dict(zip(GRID_KEY, key), reps=len(reps))
+    for name in ALL_METRIC_NAMES:
+        values = [r[name] for r in reps if r.get(name) is not None]
+        point[name] = statistics.median(values) if values else None
+    return point
+
+
+def medians(rows: list[dict]) -> list[dict]:
+    """One dict per grid point: each metric's median over its succeeded repeats.
+
+    Failed repeats are left out; `reps` says how many medians were taken over.
+    """
+    return [median_point(key, reps) for key, reps in repeat_groups(rows).items()]

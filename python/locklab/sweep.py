@@ -346,44 +346,125 @@ def clock(seconds: float) -> str:
     return f"{hours}:{minutes:02d}:{secs:02d}" if hours else f"{minutes}:{secs:02d}"
 
 
-class Progress:
-    """The `[ 12/84] innodb56 t=64 m=1 h=1000  ETA 0:42` line on stderr.
+# What a point costs beyond its warm-up and window, for the time a sweep is expected to
+# take: a benchmark process's start and its threads' creation and joining (0.8 s points
+# took ~0.95 s each on 2 cores, up to 1024 threads); a program server's start.
+POINT_START_S = 0.15
+SERVER_START_S = 2.0
 
-    On a terminal it is redrawn in place; elsewhere (a log, a pipe) each point
-    gets its own line.
+
+def expected_seconds(spec: dict, points: list[Point]) -> float:
+    """About how long POINTS of SPEC take to run, from their lengths alone."""
+    if spec.get("programs"):
+        # Each server start warms up once, then serves its points one window each.
+        starts = len({(p.rep, p.workload, p.lock, p.lock_opts) for p in points})
+        return starts * (SERVER_START_S + spec["warmup"]) + len(points) * spec["duration"]
+    return len(points) * (spec["duration"] + spec["warmup"] + POINT_START_S)
+
+
+# The axes a dry run shows, in order, and how it names them.
+PLAN_AXES = (("programs", "programs"), ("locks", "locks"), ("lock_opts", "lock options"),
+             ("threads", "threads"), ("mutexes", "mutexes"), ("hold_ns", "hold ns"),
+             ("outside_ns", "outside ns"), ("read_pct", "read %"), ("gates", "gates"),
+             ("workload_opts", "workload opts"))
+
+
+def _values(values) -> str:
+    if isinstance(values, dict):   # a program's load tests
+        return "; ".join(f"{k}: {', '.join(v) or 'its load'}" for k, v in values.items())
+    return ", ".join(str(v) if v != "" else "(defaults)" for v in values)
+
+
+def plan(spec: dict, todo: list[Point], total: int, measured_s: float | None = None) -> str:
+    """What `sweep --dry-run` prints: the grid, its point count and the time expected.
+
+    MEASURED_S: the mean wall time of the run's points already stored (a resumed run),
+    which then estimates the rest better than the points' lengths do.
+    """
+    workload = "programs" if spec.get("programs") else spec.get("workload", "mutex")
+    lines = [f"{'preset':<14}{spec.get('preset') or '(none)'}", f"{'workload':<14}{workload}"]
+    lines += [f"{name:<14}{_values(spec[axis])}" for axis, name in PLAN_AXES
+              if spec.get(axis) is not None and not (axis == "programs" and not spec[axis])]
+    if spec.get("program_tests"):
+        lines.append(f"{'load tests':<14}{_values(spec['program_tests'])}")
+    names = dict(PLAN_AXES)
+    for title, part in [*(("and shape", s) for s in (spec.get("shapes") or [])[1:]),
+                        *(("then", extra) for extra in spec.get("also", []))]:
+        lines.append(f"{title:<14}" + "; ".join(f"{names.get(k, k)} {_values(v)}"
+                                              for k, v in part.items()))
+    passes = spec["repeat"]
+    lines.append(f"{'each point':<14}{spec['duration']:g} s after {spec['warmup']:g} s of "
+                 f"warm-up, {passes} pass{'es' if passes > 1 else ''}"
+                 + (", lock monitor on" if spec.get("instrument") else ""))
+    left = f"{len(todo)} of {total} points left" if len(todo) != total else f"{total} points"
+    if measured_s is not None:
+        expected, how = measured_s * len(todo), f"{measured_s:.2f} s a point, as measured so far"
+    else:
+        expected = expected_seconds(spec, todo)
+        how = (f"{SERVER_START_S:g} s more per server start" if spec.get("programs")
+               else f"{POINT_START_S:g} s more per point to start its process")
+    lines.append(f"{'points':<14}{left}, about {clock(expected)} ({how})")
+    return "\n".join(lines)
+
+
+class Progress:
+    """Where a sweep is, on stderr: a progress bar (tqdm's) on a terminal, with the
+    point running and the time left; elsewhere (a log, a pipe) a plain line per point,
+    `[ 12/84] innodb56 t=64 m=1 h=1000  ETA 0:42`. A failed point gets a line of its
+    own either way.
     """
 
     def __init__(self, total: int, done: int, repeat: int, stream: TextIO):
         self.total, self.position, self.repeat, self.stream = total, done, repeat, stream
-        self.tty = stream.isatty()
-        self.open_line = False  # a terminal line awaiting its redraw or newline
         self.walls: list[float] = []
-
-    def _write(self, text: str, final: bool) -> None:
-        if self.tty:
-            self.stream.write("\r\x1b[K" + text + ("\n" if final else ""))
-            self.open_line = not final
-        else:
-            self.stream.write(text + "\n")
-        self.stream.flush()
+        self.bar = None
+        if stream.isatty():
+            try:
+                from tqdm import tqdm
+            except ImportError:   # an install without its dependencies: plain lines
+                tqdm = None
+            if tqdm is not None:
+                # A terminal that gives no size (a bare pty) would get an empty line
+                # from tqdm: it is drawn as on 80 x 24 there.
+                try:
+                    size = os.get_terminal_size(stream.fileno())
+                    sized = size.columns > 0 and size.lines > 0
+                except (OSError, ValueError):
+                    sized = False
+                self.bar = tqdm(total=total, initial=done, file=stream, unit="pt",
+                                dynamic_ncols=sized, ncols=None if sized else 80,
+                                nrows=None if sized else 24, leave=True,
+                                bar_format="{n_fmt}/{total_fmt} {bar} {elapsed}<{remaining} "
+                                           "{desc}")
 
     def start(self, point: Point) -> None:
         self.position += 1
+        if self.bar is not None:
+            self.bar.set_description_str(label(point, self.repeat))
+            return
         remaining = self.total - self.position + 1
         eta = clock(sum(self.walls) / len(self.walls) * remaining) if self.walls else "?"
         width = len(str(self.total))
-        self._write(f"[{self.position:{width}d}/{self.total}] "
-                    f"{label(point, self.repeat)}  ETA {eta}", final=False)
+        self.stream.write(f"[{self.position:{width}d}/{self.total}] "
+                          f"{label(point, self.repeat)}  ETA {eta}\n")
+        self.stream.flush()
 
     def finish(self, point: Point, wall_s: float, error: str | None) -> None:
         self.walls.append(wall_s)
         if error:
-            self._write(f"locklab: {label(point, self.repeat)}: {error}", final=True)
+            line = f"locklab: {label(point, self.repeat)}: {error}"
+            if self.bar is not None:
+                self.bar.write(line, file=self.stream)
+            else:
+                self.stream.write(line + "\n")
+                self.stream.flush()
+        if self.bar is not None:
+            self.bar.update(1)
 
     def close(self) -> None:
-        if self.open_line:
-            self.stream.write("\n")
-            self.open_line = False
+        if self.bar is not None:
+            self.bar.close()
+            self.bar = None
 
 
 def run(conn: sqlite3.Connection, run_id: int, spec: dict, stream: TextIO = sys.stderr) -> None:

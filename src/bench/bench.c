@@ -102,7 +102,20 @@ static void usage(FILE *f)
 {
 	fputs("usage: locklab-bench bench --lock L [--lock-opts K=V,...] --threads N --mutexes M\n"
 	      "         --hold-ns H [--outside-ns O] (--duration S | --iterations J)\n"
-	      "         [--warmup S] [--sample-every K] [--instrument] [--dump text|json] [--json]\n",
+	      "         [--warmup S] [--sample-every K] [--instrument] [--dump text|json] [--json]\n"
+	      "One point of the mutex workload, in this process: N threads, thread i on mutex\n"
+	      "i mod M, each iteration lock, H ns of work, unlock, O ns of work.\n"
+	      "  --workload W        mutex (this one), server (a database server's clients) or\n"
+	      "                      rw (one rwlock): `bench --workload W --help`\n",
+	      f);
+	usage_run_options(f, "iterations");
+	fputs("  --mutexes M         mutexes, the threads spread evenly over them, 1..100000\n"
+	      "  --hold-ns H         ns of work with the lock held, 0..1000000000\n"
+	      "  --outside-ns O      ns of work between unlock and the next lock (0)\n"
+	      "  --sample-every K    time one acquisition's wait in K, a power of two (16)\n"
+	      "  --instrument        with the lock monitor's statistics on; its counters join\n"
+	      "                      the result\n"
+	      "  --dump text|json    print the lock monitor's status dump to stderr at the end\n",
 	      f);
 }
 

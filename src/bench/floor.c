@@ -163,9 +163,20 @@ static double pingpong(enum pingpong_kind kind, int cpu_a, int cpu_b, int rounds
 
 int cmd_floor(int argc, char **argv)
 {
+	if (argc == 2 && !strcmp(argv[1], "--help")) {
+		fputs("usage: locklab-bench floor [--json]\n"
+		      "What the primitives every lock is built from cost on this machine: a private\n"
+		      "atomic read-modify-write, a cache line handed between two CPUs, FUTEX_WAKE\n"
+		      "with no waiter, FUTEX_WAIT that returns EAGAIN, a futex wake until the woken\n"
+		      "thread runs, a context switch, one PAUSE.  A few seconds.\n"
+		      "  --json              the figures as one JSON line (default: text)\n"
+		      "  --help              this text\n",
+		      stdout);
+		return 0;
+	}
 	int json = argc > 1 && !strcmp(argv[1], "--json");
 	if (argc > 2 || (argc == 2 && !json))
-		return usage_error("floor: unexpected argument '%s' (only --json)", argv[argc - 1]);
+		return usage_error("floor: unexpected argument '%s' (only --json, --help)", argv[argc - 1]);
 
 	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
 	atomic_int stop = 0;

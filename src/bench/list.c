@@ -174,6 +174,17 @@ int cmd_list(int argc, char **argv)
 	int json = 0, rwlocks_only = 0;
 
 	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--help")) {
+			fputs("usage: locklab-bench list [--rwlock] [NAME] [--lock-opts K=V,...] [--json]\n"
+			      "The algorithms (mutexes, then rwlocks), each with its knobs and defaults.\n"
+			      "  NAME                one mutex only (with --rwlock, one rwlock)\n"
+			      "  --rwlock            the read-write locks only\n"
+			      "  --lock-opts K=V,... NAME's knobs, checked and shown applied\n"
+			      "  --json              a JSON array (default: text)\n"
+			      "  --help              this text\n",
+			      stdout);
+			return 0;
+		}
 		if (!strcmp(argv[i], "--json"))
 			json = 1;
 		else if (!strcmp(argv[i], "--rwlock"))

@@ -25,10 +25,15 @@ static const struct {
 int main(int argc, char **argv)
 {
 	if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
-		fputs("usage: locklab-bench list [NAME] [--lock-opts K=V,...] [--json]\n"
-		      "       locklab-bench bench --help\n"
+		fputs("usage: locklab-bench list [--rwlock] [NAME] [--lock-opts K=V,...] [--json]\n"
+		      "       locklab-bench bench [--workload mutex|server|rw] --lock L ... [--json]\n"
 		      "       locklab-bench floor [--json]\n"
-		      "       locklab-bench moncost --help\n",
+		      "       locklab-bench moncost [--locks L,...] ... [--json]\n"
+		      "  list     the algorithms, their knobs and defaults\n"
+		      "  bench    one benchmark point in this process\n"
+		      "  floor    what the primitives cost on this machine\n"
+		      "  moncost  what the lock monitor costs an uncontended lock\n"
+		      "Each command's --help describes its options.\n",
 		      argc < 2 ? stderr : stdout);
 		return argc < 2 ? EXIT_USAGE : 0;
 	}

@@ -124,9 +124,16 @@ static void *idle_main(void *p)
 static void usage(FILE *f)
 {
 	fputs("usage: locklab-bench moncost [--locks L,...] [--pairs N] [--rounds R] [--empty] [--json]\n"
-	      "  bench's loop with one thread (--empty: bare lock+unlock pairs), ns per iteration:\n"
-	      "  built without the monitor (bare), with it but statistics off (off), and on (on);\n"
-	      "  bare2/bare is the A/A control.  Every lock by default.\n", f);
+	      "What the lock monitor costs an uncontended lock: bench's loop with one thread,\n"
+	      "ns per iteration built without the monitor (bare), with it but statistics off\n"
+	      "(off), and on (on); bare2/bare is the A/A control.\n"
+	      "  --locks L,...       these locks (default: every lock)\n"
+	      "  --pairs N           iterations each way times in a round, 1..1000000000 (100000)\n"
+	      "  --rounds R          rounds, each timing every way in turn; the figures are\n"
+	      "                      medians over them, 1..1001 (21)\n"
+	      "  --empty             bare lock+unlock pairs, no work in the loop\n"
+	      "  --json              the figures as JSON (default: a table)\n"
+	      "  --help              this text\n", f);
 }
 
 int cmd_moncost(int argc, char **argv)

@@ -48,6 +48,22 @@ int parse_seconds(const char *opt, const char *s, double min, double *out)
 	return 0;
 }
 
+void usage_run_options(FILE *f, const char *what)
+{
+	fprintf(f,
+		"  --lock L            the algorithm (`locklab-bench list` names them; rw:\n"
+		"                      `list --rwlock`)\n"
+		"  --lock-opts K=V,... its knobs (`locklab-bench list L` shows them, defaults)\n"
+		"  --threads N         threads, 1..100000\n"
+		"  --duration S        seconds measured, after the warm-up; give exactly one of\n"
+		"                      --duration and --iterations\n"
+		"  --iterations J      each thread's %s, no warm-up: the window is the whole run\n"
+		"  --warmup S          seconds run unmeasured before the window (0.2)\n"
+		"  --json              the result as one JSON line (default: text)\n"
+		"  --help              this text\n",
+		what);
+}
+
 void run_opts_defaults(struct run_opts *o)
 {
 	*o = (struct run_opts){ .sample_every = 16, .warmup_s = 0.2 };

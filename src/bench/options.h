@@ -6,6 +6,7 @@
 #define LOCKLAB_BENCH_OPTIONS_H
 
 #include <stdint.h>
+#include <stdio.h>
 
 /* Exit status for bad input: a one-line error was printed to stderr. */
 #define EXIT_USAGE 2
@@ -46,6 +47,13 @@ struct option;
  */
 int parse_options(int argc, char **argv, const struct option *opts,
 		  int (*take)(int ch, const char *arg, void *ctx), void *ctx);
+
+/*
+ * The options every workload of `bench` takes (--lock, --lock-opts, --threads,
+ * --duration, --iterations, --warmup, --json, --help), described for its --help;
+ * `what` names what a thread repeats ("iterations", "queries").
+ */
+void usage_run_options(FILE *f, const char *what);
 
 /* Print "locklab: <message>" on one line to stderr; returns EXIT_USAGE. */
 int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

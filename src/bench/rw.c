@@ -130,7 +130,16 @@ static void usage(FILE *f)
 	fputs("usage: locklab-bench bench --workload rw --lock RWLOCK [--lock-opts K=V,...]\n"
 	      "         --threads N --read-pct P --hold-ns H [--outside-ns O]\n"
 	      "         (--duration S | --iterations J) [--warmup S] [--sample-every K] [--json]\n"
-	      "  RWLOCK: a name of `locklab-bench list --rwlock`; P: percent of reads, 0..100\n", f);
+	      "One point of the rw workload: N threads on one read-write lock, each operation a\n"
+	      "read (P percent of them) or a write: lock, H ns of work, unlock, O ns of work.\n"
+	      "  --workload rw       this workload; RWLOCK is a name of `locklab-bench list --rwlock`\n",
+	      f);
+	usage_run_options(f, "operations");
+	fputs("  --read-pct P        percent of the operations that read, 0..100 (99.9 works)\n"
+	      "  --hold-ns H         ns of work with the lock held, 0..1000000000\n"
+	      "  --outside-ns O      ns of work between unlock and the next lock (0)\n"
+	      "  --sample-every K    time one operation of each class in K, a power of two (16)\n",
+	      f);
 }
 
 static int parse_pct(const char *s, double *out)

@@ -173,8 +173,19 @@ static void usage(FILE *f)
 	      "         --threads CLIENTS [--mutexes M] [--hold-ns H] [--outside-ns O]\n"
 	      "         [--gate POLICY [--gate-opts K=V,...]] [--workload-opts K=V,...]\n"
 	      "         (--duration S | --iterations J) [--warmup S] [--gate-trace] [--json]\n"
-	      "  M secondary mutexes (4), H ns on the hot mutex (1000), O ns outside the gate (500)\n"
-	      "  POLICY: innodb, fifo, auto, or none (no gate); --workload-opts:\n", f);
+	      "One point of the server workload: CLIENTS threads run queries, each through an\n"
+	      "admission gate, on a hot mutex and secondary ones (docs/admission.md).\n"
+	      "  --workload server   this workload; --threads counts its clients\n", f);
+	usage_run_options(f, "queries");
+	fputs("  --mutexes M         secondary mutexes (4)\n"
+	      "  --hold-ns H         ns of work on the hot mutex in each query (1000)\n"
+	      "  --outside-ns O      ns of work outside the gate between queries (500)\n"
+	      "  --gate POLICY       the admission gate: innodb, fifo, auto, or none (no gate)\n"
+	      "  --gate-opts K=V,... the gate's options: innodb and fifo n=N, the threads let in;\n"
+	      "                      auto min=, max=, interval_us= (its bounds on N, its pace)\n"
+	      "  --gate-trace        add the gate's recent decisions to the JSON line\n"
+	      "  --instrument        refused: this workload runs without the lock monitor\n"
+	      "  --workload-opts K=V,... the query's shape:\n", f);
 	for (size_t i = 0; i < LL_COUNT(server_knobs); i++)
 		fprintf(f, "    %-12s %s (%" PRId64 ")\n", server_knobs[i].name, server_knobs[i].help,
 			server_knobs[i].def);

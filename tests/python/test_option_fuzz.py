@@ -14,6 +14,9 @@ ZERO, NEGATIVE, NAN, INF, HUGE, TWO_64, JUNK = (
     "0", "-1", "nan", "inf", "1e308", str(2 ** 64), "junk")
 EVERY = (ZERO, NEGATIVE, NAN, INF, HUGE, TWO_64, JUNK)
 BUT_ZERO = EVERY[1:]  # for options where 0 is a value (no hold, no warm-up)
+# Run ids: -N counts back from the latest run, so -1 is one (the module's database holds
+# one run) and -2 is past the first.
+RUN_IDS = (ZERO, "-2", NAN, INF, HUGE, TWO_64, JUNK)
 
 BENCH = ["bench", "--lock", "futex", "--threads", "2", "--mutexes", "1", "--hold-ns", "0",
          "--duration", "0.01"]
@@ -39,10 +42,10 @@ CASES = [
      "fifo:n={}", EVERY, []),
     (["sweep", "--workload", "server", "--locks", "futex", "--threads", "2"], "--workload-opts",
      "io_us={}", BUT_ZERO, []),
-    (["sweep"], "--resume", "{}", EVERY, []),
-    (["report"], None, "{}", EVERY, []),
-    (["compare", "1"], None, "{}", EVERY, []),
-    (["compare"], None, "{}", EVERY, ["1"]),
+    (["sweep"], "--resume", "{}", RUN_IDS, []),
+    (["report"], None, "{}", RUN_IDS, []),
+    (["compare", "1"], None, "{}", RUN_IDS, []),
+    (["compare"], None, "{}", RUN_IDS, ["1"]),
     (["list", "innodb56"], "--lock-opts", "sync_spin_loops={}", BUT_ZERO, []),
     *((BENCH, opt, "{}", values, []) for opt, values in [
         ("--threads", EVERY), ("--mutexes", EVERY), ("--hold-ns", BUT_ZERO),

@@ -106,7 +106,7 @@ def test_compare_matches_server_points_gate_by_gate(fake, tmp_path):
 @pytest.mark.parametrize("args", [
     ["report", "99999999999999999999"],
     ["compare", "1", "99999999999999999999"],
-    ["compare", "-1", "1"],
+    ["compare", "0", "1"],
     ["sweep", "--resume", "99999999999999999999"],
     ["report", "9223372036854775808"],
 ])

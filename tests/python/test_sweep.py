@@ -124,9 +124,11 @@ def test_resume_of_a_finished_run_runs_nothing(fake, tmp_path):
 def test_presets_and_overrides(fake, tmp_path):
     from locklab import presets
 
-    study = presets.spec("innodb-mutex", {"locks": ["futex", "pthread"], "threads": None})
+    study = presets.spec("innodb-mutex", {"add_locks": ["futex", "pthread"], "threads": None})
     assert study["locks"] == ["innodb56", "pthread", "pthread-adaptive", "futex"]
     assert len(study["threads"]) == 15 and study["mutexes"] == [1, 2, 4, 8, 16]
+    # --locks replaces the preset's locks, this preset's as every other's.
+    assert presets.spec("innodb-mutex", {"locks": ["futex"]})["locks"] == ["futex"]
     quick = presets.spec("quick", {"threads": [1, 2], "duration": 0.5})
     assert quick["threads"] == [1, 2] and quick["duration"] == 0.5
     assert quick["repeat"] == 3  # the verdict judges margins by the repeats' spread
@@ -174,7 +176,8 @@ def test_bad_input_is_one_line_error(fake, tmp_path, args, needle):
 
 @pytest.mark.parametrize("args, needle", [
     (["report", "7"], "no run 7 in the database (runs 1-1)"),
-    (["report", "seven"], "run 'seven' is neither a run number nor 'latest'"),
+    (["report", "seven"], "run 'seven' is neither a run number, 'latest' nor -N"),
+    (["report", "-2"], "no run -2: the database holds 1 run"),
     (["sweep", "--resume", "2"], "no run 2"),
     (["compare", "1", "9"], "no run 9"),
 ])
