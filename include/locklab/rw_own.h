@@ -1,58 +1,69 @@
 /*
  * rw_own.h: the project's own rwlock, `ll` in the rwlock table (ll_rw_own_t
- * in C): a read side that writes no shared cache line while no writer is
- * active, writers that readers cannot starve, every wait a futex sleep with
- * a deadline.
+ * in C): a read side that writes no shared cache line while the bias is on,
+ * writers that readers cannot starve, every wait a futex sleep with a
+ * deadline.
  *
- * Per lock, 48 bytes:
+ * Per lock, 40 bytes:
  *
  *   word (32 bits)
- *   31  30  29                                         0
- *   +---+---+--------------------------------------------+
- *   | P | G |  slow readers inside (up to 2^30 - 1)      |
- *   +---+---+--------------------------------------------+
- *     P  a writer holds the lock or waits for the readers inside to leave:
- *        no slow reader enters
- *     G  a writer waits for the readers the previous writer blocked to enter
+ *   31  30  29  28  27  26  25                                 0
+ *   +---+---+---+---+---+---+------------------------------------+
+ *   | P | G | B | R | W | S |  slow readers inside (up to 2^26-1) |
+ *   +---+---+---+---+---+---+------------------------------------+
+ *     P  the writer holds the lock or waits for the slow readers inside
+ *        to leave: no slow reader enters
+ *     G  the writer waits for the readers the previous writer blocked to enter
+ *     B  the bias: readers take the fast path (their own slots)
+ *     R  the writer revokes the bias (waits for the fast readers): slow
+ *        readers still enter, none turns B on
+ *     W  a writer owns the writer side (wrlock to unlock): one at a time
+ *     S  writers may sleep on wq
  *
- *   bias      1: readers take the fast path; 0: they do not; 2: they do not,
- *             and a writer sleeps here until the last fast reader leaves
+ *   revoker   1: a revoking writer sleeps here until a fast reader leaves
  *   rseq      readers blocked by P sleep on it; bumped when P clears
- *   wseq      the writer owning P or G sleeps on it; bumped by the reader
+ *   wseq      the writer owning W sleeps on it (G, P); bumped by the reader
  *             whose leaving (or entering, for G) it waits for
+ *   wq        writers waiting for W sleep on it; bumped by the release of W
  *   rwaiting  readers blocked by P, counted until they enter or give up
- *   wmx       writers take it first, one at a time (locklab/futex.h)
- *   bias_after, inhibit, spin_iters, bias_on: the knobs and the bias timer
+ *   spin_iters, inhibit, bias_on, bias_after: the knobs and the bias timer
  *
  * Shared by every lock, one record per thread that read-locks (128 bytes,
  * kept for the next thread when its thread exits): a line of 8 slots where
  * the thread writes the address of each lock it holds through the fast path
  * (address | 1: a slow hold, recorded for recursion only), and a private line
- * of recursion counts.
+ * of recursion counts and the thread's slow-read count.
  *
- *   fast rdlock   bias == 1: store the lock's address in a free slot of the
+ *   fast rdlock   B set: store the lock's address in a free slot of the
  *                 thread's own line (seq_cst: one locked instruction on a
- *                 line no other thread writes), reload bias: still 1, done
- *   fast unlock   release-store 0 in the slot; load bias (2: wake the writer)
+ *                 line no other thread writes), reload the word: B still
+ *                 set, done
+ *   fast unlock   release-store 0 in the slot; load revoker (1: wake it)
  *   slow rdlock   CAS word + 1 while P is clear, else poll spin_ns, then
  *                 sleep on rseq
- *   wrlock        wmx; while readers the last writer blocked are waiting,
- *                 set G and sleep until they have entered; set P; sleep
- *                 until the slow readers have left; if bias is on: clear it
- *                 and scan every thread's slots for this lock, waiting (spin,
- *                 then sleep on bias) for each holder to leave
- *   inhibit       a revocation that took T keeps bias off for inhibit x T;
- *                 the first slow reader after that turns it on again (BRAVO's
- *                 rule: a writer's revocations cost it at most ~1/inhibit)
+ *   wrlock        CAS W in (free lock, bias off: W and P in one CAS, done);
+ *                 else sleep on wq for W; while readers the last writer
+ *                 blocked are waiting, set G and sleep until they have
+ *                 entered; if B: swap it for R, scan every thread's slots
+ *                 for this lock, waiting (spin, then sleep on revoker) for
+ *                 each holder to leave (slow readers go on entering); swap R
+ *                 for P; sleep until the slow readers inside have left
+ *   unlock (w)    clear W, S, P in one RMW; wake a writer if S was set, the
+ *                 blocked readers if any
+ *   bias on       a revocation that took T keeps B off for inhibit x T
+ *                 (BRAVO's rule); a slow reader, one read in 64 of its
+ *                 thread, reads the clock and sets B once that is over and
+ *                 no writer owns W
  *
- * Bounds.  Once a writer holds wmx, readers arriving later never delay it:
- * it waits for the readers the previous writer blocked to enter (they were
- * woken at that writer's release), for the read sections in progress when
- * it set P and when it revoked the bias to end, and for nothing else.
- * Writers among themselves take wmx, a barging futex mutex: no FIFO order
- * between writers (a handoff to waiting writers was measured and dropped:
- * docs/rwlocks.md).  A reader blocked by a writer enters before the next
- * writer can set P: it waits for at most that one writer's section.
+ * Bounds.  Once a writer owns W, readers arriving later never delay it: it
+ * waits for the readers the previous writer blocked to enter (they were
+ * woken at that writer's release), for the fast read sections in progress
+ * when it cleared B, for the slow sections in progress when it set P, and
+ * for nothing else.  Readers are never blocked by a writer that has not set
+ * P; a reader blocked by a writer enters before the next writer can set P:
+ * it waits for at most that one writer's revocation-free section.  Writers
+ * among themselves barge for W (no FIFO order between writers: a handoff to
+ * waiting writers was measured and dropped, docs/rwlocks.md).
  *
  * Recursion: a thread may read-lock a lock it holds for reading, even while
  * a writer waits (its slot counts).  wrlock by a thread holding a read lock
@@ -71,20 +82,24 @@
 
 typedef struct {
 	atomic_uint word;
-	atomic_uint bias;
+	atomic_uint revoker;
 	atomic_uint rseq;
 	atomic_uint wseq;
+	atomic_uint wq;
 	atomic_uint rwaiting;
 	uint32_t spin_iters;           /* a waiter's polls before it sleeps */
-	_Atomic uint64_t bias_after;   /* ll_now_ns() before which bias stays off */
-	ll_futex_t wmx;
 	uint16_t inhibit;              /* bias stays off for inhibit x the revocation time */
 	uint8_t bias_on;               /* 0: never bias (a plain writer-first rwlock) */
+	_Atomic uint64_t bias_after;   /* ll_now_ns() before which bias stays off */
 } ll_rw_own_t;
 
 #define LL_RW_OWN_P 0x80000000u
 #define LL_RW_OWN_G 0x40000000u
-#define LL_RW_OWN_READERS 0x3fffffffu
+#define LL_RW_OWN_B 0x20000000u
+#define LL_RW_OWN_R 0x10000000u
+#define LL_RW_OWN_W 0x08000000u
+#define LL_RW_OWN_S 0x04000000u
+#define LL_RW_OWN_READERS 0x03ffffffu
 
 struct ll_rw_own_config {
 	int64_t bias;          /* 1: the fast read path (default), 0: never */

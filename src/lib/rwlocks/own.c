@@ -15,7 +15,15 @@
 #include "locklab/spin.h"
 #include "rwlocks/rwalgo.h"
 
-_Static_assert(sizeof(ll_rw_own_t) == 48, "ll_rw_own_t is drawn as 48 bytes in rw_own.h");
+_Static_assert(sizeof(ll_rw_own_t) == 40, "ll_rw_own_t is drawn as 40 bytes in rw_own.h");
+
+#define P LL_RW_OWN_P
+#define G LL_RW_OWN_G
+#define B LL_RW_OWN_B
+#define R LL_RW_OWN_R
+#define W LL_RW_OWN_W
+#define S LL_RW_OWN_S
+#define READERS LL_RW_OWN_READERS
 
 #define SLOTS 8
 #define ALL_SLOTS ((1u << SLOTS) - 1)
@@ -24,12 +32,15 @@ _Static_assert(sizeof(ll_rw_own_t) == 48, "ll_rw_own_t is drawn as 48 bytes in r
 /* A revoking writer sleeps at most this long between looks at a slot (a fast
  * unlock's wake can pass its release store, rw_own.h). */
 #define REVOKE_TICK_NS 100000u
+/* A slow reader reads the clock for the bias once in this many reads of its thread. */
+#define BIAS_LOOK_EVERY 64u
 
 /* One thread's slots (the line writers scan) and its recursion counts. */
 struct rec {
 	alignas(64) _Atomic uintptr_t held[SLOTS];
 	alignas(64) uint32_t count[SLOTS];
 	uint32_t used;                 /* bit i: held[i] is not 0 (the owner's own view) */
+	uint32_t slow_reads;           /* the thread's reads through the word, mod 2^32 */
 	struct rec *next;              /* every record ever made, never unlinked */
 	atomic_int taken;              /* a live thread owns it */
 };
@@ -92,16 +103,17 @@ int ll_rw_own_init(ll_rw_own_t *l, const struct ll_rw_own_config *cfg)
 	if (cfg->bias < 0 || cfg->bias > 1 || cfg->inhibit < 0 || cfg->inhibit > UINT16_MAX ||
 	    cfg->spin_ns < 0 || cfg->spin_ns > 100000000)
 		return EINVAL;
-	atomic_init(&l->word, 0);
-	atomic_init(&l->bias, cfg->bias ? 1 : 0);
+	atomic_init(&l->word, cfg->bias ? B : 0);
+	atomic_init(&l->revoker, 0);
 	atomic_init(&l->rseq, 0);
 	atomic_init(&l->wseq, 0);
+	atomic_init(&l->wq, 0);
 	atomic_init(&l->rwaiting, 0);
 	atomic_init(&l->bias_after, 0);
 	l->spin_iters = ll_spin_iters(LL_SPIN_PAUSE, cfg->spin_ns);
 	l->inhibit = (uint16_t)cfg->inhibit;
 	l->bias_on = (uint8_t)cfg->bias;
-	return ll_futex_init(&l->wmx, NULL);
+	return 0;
 }
 
 /* ---- readers ---- */
@@ -115,7 +127,7 @@ static void wake_writer(ll_rw_own_t *l)
 /* A reader counted in rwaiting has entered or given up. */
 static void leave_waiting(ll_rw_own_t *l)
 {
-	if (atomic_fetch_sub(&l->rwaiting, 1) == 1 && (atomic_load(&l->word) & LL_RW_OWN_G))
+	if (atomic_fetch_sub(&l->rwaiting, 1) == 1 && (atomic_load(&l->word) & G))
 		wake_writer(l);
 }
 
@@ -123,7 +135,7 @@ static void leave_waiting(ll_rw_own_t *l)
 static int rd_release(ll_rw_own_t *l)
 {
 	unsigned v = atomic_fetch_sub_explicit(&l->word, 1, memory_order_release);
-	if ((v & LL_RW_OWN_READERS) == 1 && (v & LL_RW_OWN_P))
+	if ((v & READERS) == 1 && (v & P))
 		wake_writer(l);
 	return 0;
 }
@@ -133,19 +145,22 @@ static inline void fast_release(ll_rw_own_t *l, struct rec *r, int i)
 {
 	r->used &= ~(1u << i);
 	atomic_store_explicit(&r->held[i], 0, memory_order_release);
-	if (__builtin_expect(atomic_load_explicit(&l->bias, memory_order_relaxed) == 2, 0))
-		ll_sys_futex_wake(&l->bias, 1);
+	if (__builtin_expect(atomic_load_explicit(&l->revoker, memory_order_relaxed) != 0, 0))
+		ll_sys_futex_wake(&l->revoker, 1);
 }
 
-/* Enter through the word: 0, EBUSY (try), ETIMEDOUT, EAGAIN (reader count full), EINVAL. */
-static int rd_slow(ll_rw_own_t *l, const struct timespec *dl, int try)
+/*
+ * Enter through the word: 0, EBUSY (try), ETIMEDOUT, EAGAIN (reader count
+ * full), EINVAL; *waited: 1 if a writer held us up.
+ */
+static int rd_slow(ll_rw_own_t *l, const struct timespec *dl, int try, int *waited)
 {
 	int waiting = 0, rc = 0;
 	uint32_t spun = 0;
 	for (;;) {
 		unsigned v = atomic_load_explicit(&l->word, memory_order_relaxed);
-		if (!(v & LL_RW_OWN_P)) {
-			if ((v & LL_RW_OWN_READERS) == LL_RW_OWN_READERS) {
+		if (!(v & P)) {
+			if ((v & READERS) == READERS) {
 				rc = EAGAIN;
 				break;
 			}
@@ -172,29 +187,43 @@ static int rd_slow(ll_rw_own_t *l, const struct timespec *dl, int try)
 			continue;
 		}
 		unsigned s = atomic_load(&l->rseq);
-		if (!(atomic_load(&l->word) & LL_RW_OWN_P))
+		if (!(atomic_load(&l->word) & P))
 			continue;
 		int w = ll_sys_futex_wait(&l->rseq, s, dl);
 		if (w == EINVAL) {
 			rc = EINVAL;
 			break;
 		}
-		if (w == ETIMEDOUT && (atomic_load(&l->word) & LL_RW_OWN_P)) {
+		if (w == ETIMEDOUT && (atomic_load(&l->word) & P)) {
 			rc = ETIMEDOUT;
 			break;
 		}
 	}
 	if (waiting)
 		leave_waiting(l);
+	*waited = waiting || spun;
 	return rc;
 }
 
-/* After a slow entry: bias back on once the last revocation's inhibit time is over. */
-static void bias_maybe_on(ll_rw_own_t *l)
+/*
+ * After a slow entry (the caller is counted in the word, so no writer is
+ * past P): after a wait for a writer (the clock costs little beside it), or
+ * once in BIAS_LOOK_EVERY reads of the thread, turn B back on if the last
+ * revocation's inhibit time is over and no writer revokes (R) or blocks
+ * readers (P, G).  The writer sets P by a CAS that sees B: B set before
+ * that is revoked first, and none is set after.
+ */
+static void bias_maybe_on(ll_rw_own_t *l, struct rec *r, int waited)
 {
-	if (l->bias_on && atomic_load_explicit(&l->bias, memory_order_relaxed) == 0 &&
-	    ll_now_ns() >= atomic_load_explicit(&l->bias_after, memory_order_relaxed))
-		atomic_store(&l->bias, 1);
+	if (!l->bias_on || (r && (++r->slow_reads % BIAS_LOOK_EVERY) != 0 && !waited))
+		return;
+	unsigned v = atomic_load_explicit(&l->word, memory_order_relaxed);
+	if ((v & (B | R | P | G)) ||
+	    ll_now_ns() < atomic_load_explicit(&l->bias_after, memory_order_relaxed))
+		return;
+	while (!(v & (B | R | P | G)) &&
+	       !atomic_compare_exchange_weak(&l->word, &v, v | B))
+		;
 }
 
 static inline int rd(ll_rw_own_t *l, const struct timespec *dl, int try)
@@ -214,7 +243,7 @@ static inline int rd(ll_rw_own_t *l, const struct timespec *dl, int try)
 			if (v == (me | SLOW_TAG)) {
 				/* Held already: enter even past a waiting writer. */
 				if ((atomic_load_explicit(&l->word, memory_order_relaxed) &
-				     LL_RW_OWN_READERS) == LL_RW_OWN_READERS)
+				     READERS) == READERS)
 					return EAGAIN;
 				atomic_fetch_add_explicit(&l->word, 1, memory_order_relaxed);
 				r->count[i]++;
@@ -223,18 +252,19 @@ static inline int rd(ll_rw_own_t *l, const struct timespec *dl, int try)
 		}
 		uint32_t free_mask = ~r->used & ALL_SLOTS;
 		free_i = free_mask ? __builtin_ctz(free_mask) : -1;
-		if (free_i >= 0 && atomic_load_explicit(&l->bias, memory_order_relaxed) == 1) {
-			/* Seen by a revoking writer's scan, or we see its bias cleared. */
+		if (free_i >= 0 && (atomic_load_explicit(&l->word, memory_order_relaxed) & B)) {
+			/* Seen by a revoking writer's scan, or we see its B cleared. */
 			r->used |= 1u << free_i;
 			atomic_store(&r->held[free_i], me);
-			if (__builtin_expect(atomic_load(&l->bias) == 1, 1)) {
+			if (__builtin_expect(atomic_load(&l->word) & B, 1)) {
 				r->count[free_i] = 1;
 				return 0;
 			}
 			fast_release(l, r, free_i);
 		}
 	}
-	int rc = rd_slow(l, dl, try);
+	int waited;
+	int rc = rd_slow(l, dl, try, &waited);
 	if (rc)
 		return rc;
 	if (free_i >= 0) {
@@ -242,7 +272,7 @@ static inline int rd(ll_rw_own_t *l, const struct timespec *dl, int try)
 		atomic_store_explicit(&r->held[free_i], me | SLOW_TAG, memory_order_relaxed);
 		r->count[free_i] = 1;
 	}
-	bias_maybe_on(l);
+	bias_maybe_on(l, r, waited);
 	return 0;
 }
 
@@ -263,6 +293,62 @@ int ll_rw_own_timedrdlock(ll_rw_own_t *l, const struct timespec *abs_mono)
 
 /* ---- writers ---- */
 
+/* Set bits `on`, clear bits `off` of the word in one RMW; the old word. */
+static unsigned word_swap(ll_rw_own_t *l, unsigned on, unsigned off)
+{
+	unsigned v = atomic_load_explicit(&l->word, memory_order_relaxed);
+	while (!atomic_compare_exchange_weak(&l->word, &v, (v | on) & ~off))
+		;
+	return v;
+}
+
+/* Give W up (with P, and S, which the next owner sets again if it slept). */
+static void release_w(ll_rw_own_t *l)
+{
+	unsigned v = atomic_fetch_and(&l->word, ~(W | S | P));
+	if (v & S) {
+		atomic_fetch_add(&l->wq, 1);
+		ll_sys_futex_wake(&l->wq, 1);
+	}
+	if ((v & P) && atomic_load(&l->rwaiting)) {
+		atomic_fetch_add(&l->rseq, 1);
+		ll_sys_futex_wake(&l->rseq, INT_MAX);
+	}
+}
+
+/* Take W: 0, EBUSY (try), ETIMEDOUT or EINVAL. */
+static int take_w(ll_rw_own_t *l, const struct timespec *dl, int try)
+{
+	unsigned v = atomic_load_explicit(&l->word, memory_order_relaxed);
+	while (!(v & W))
+		if (atomic_compare_exchange_weak(&l->word, &v, v | W))
+			return 0;
+	if (try)
+		return EBUSY;
+	/* As the three-state futex mutex: a sleeper takes W with S, not knowing who else sleeps. */
+	for (;;) {
+		unsigned s = atomic_load(&l->wq);
+		v = atomic_load(&l->word);
+		if (!(v & W)) {
+			if (atomic_compare_exchange_weak(&l->word, &v, v | W | S))
+				return 0;
+			continue;
+		}
+		if (!(v & S) && !atomic_compare_exchange_weak(&l->word, &v, v | S))
+			continue;
+		int w = ll_sys_futex_wait(&l->wq, s, dl);
+		if (w == EINVAL)
+			return EINVAL;
+		if (w == ETIMEDOUT) {
+			v = atomic_load(&l->word);
+			while (!(v & W))
+				if (atomic_compare_exchange_weak(&l->word, &v, v | W | S))
+					return 0;
+			return ETIMEDOUT;
+		}
+	}
+}
+
 typedef int (*wr_cond)(ll_rw_own_t *l);
 
 static int no_waiting_readers(ll_rw_own_t *l)
@@ -272,10 +358,10 @@ static int no_waiting_readers(ll_rw_own_t *l)
 
 static int no_slow_readers(ll_rw_own_t *l)
 {
-	return (atomic_load_explicit(&l->word, memory_order_acquire) & LL_RW_OWN_READERS) == 0;
+	return (atomic_load_explicit(&l->word, memory_order_acquire) & READERS) == 0;
 }
 
-/* The wmx holder waits on wseq until cond: 0, ETIMEDOUT or EINVAL. */
+/* The W owner waits on wseq until cond: 0, ETIMEDOUT or EINVAL. */
 static int writer_wait(ll_rw_own_t *l, wr_cond cond, const struct timespec *dl)
 {
 	for (uint32_t i = 0; i < l->spin_iters; i++) {
@@ -295,7 +381,7 @@ static int writer_wait(ll_rw_own_t *l, wr_cond cond, const struct timespec *dl)
 	}
 }
 
-/* Until the fast reader in slot has left: 0 (bias 0), or ETIMEDOUT. */
+/* Until the fast reader in slot has left: 0, or ETIMEDOUT. */
 static int wait_fast_reader(ll_rw_own_t *l, _Atomic uintptr_t *slot, const struct timespec *dl)
 {
 	const uintptr_t me = (uintptr_t)l;
@@ -305,43 +391,43 @@ static int wait_fast_reader(ll_rw_own_t *l, _Atomic uintptr_t *slot, const struc
 		ll_spin_wait(LL_SPIN_PAUSE);
 	}
 	uint64_t end = dl ? ll_timespec_ns(dl) : UINT64_MAX;
+	int rc = 0;
 	for (;;) {
-		atomic_store(&l->bias, 2);
+		atomic_store(&l->revoker, 1);
 		if (atomic_load(slot) != me)
 			break;
 		uint64_t now = ll_now_ns();
-		if (now >= end)
-			return ETIMEDOUT;
+		if (now >= end) {
+			rc = ETIMEDOUT;
+			break;
+		}
 		struct timespec tick = ll_ns_timespec(end - now < REVOKE_TICK_NS ? end
 						      : now + REVOKE_TICK_NS);
-		ll_sys_futex_wait(&l->bias, 2, &tick);
+		ll_sys_futex_wait(&l->revoker, 1, &tick);
 	}
-	atomic_store(&l->bias, 0);
-	return 0;
+	atomic_store(&l->revoker, 0);
+	return rc;
 }
 
 /*
- * The writer holds P with no slow reader inside: turn bias off and wait for
- * every fast reader of this lock to leave.  try: EBUSY at the first one
- * found; a failure leaves bias on.
+ * The W owner, B set: swap B for R (no reader turns it on again, slow
+ * readers still enter) and wait for every fast reader of this lock to leave.
+ * try: EBUSY at the first one found.  A failure puts B back: the fast
+ * readers still in their slots hold the lock, and a writer that saw B off
+ * would not look for them.
  */
 static int revoke_bias(ll_rw_own_t *l, const struct timespec *dl, int try)
 {
 	const uintptr_t me = (uintptr_t)l;
 	uint64_t t0 = ll_now_ns();
-	atomic_store(&l->bias, 0);
+	word_swap(l, R, B);
 	for (struct rec *r = atomic_load(&records); r; r = r->next)
 		for (int i = 0; i < SLOTS; i++) {
 			if (atomic_load(&r->held[i]) != me)
 				continue;
 			int rc = try ? EBUSY : wait_fast_reader(l, &r->held[i], dl);
 			if (rc) {
-				/*
-				 * Bias back on: the fast readers still in their slots
-				 * hold the lock, and a writer that saw bias off would
-				 * not look for them.  None got in while it was off.
-				 */
-				atomic_store(&l->bias, 1);
+				word_swap(l, B, R);
 				return rc;
 			}
 		}
@@ -349,16 +435,6 @@ static int revoke_bias(ll_rw_own_t *l, const struct timespec *dl, int try)
 	atomic_store_explicit(&l->bias_after, now + (uint64_t)l->inhibit * (now - t0),
 			      memory_order_relaxed);
 	return 0;
-}
-
-/* Give P up (a writer's release, or one that gave up): wake the readers it blocked. */
-static void release_p(ll_rw_own_t *l)
-{
-	atomic_fetch_and_explicit(&l->word, ~LL_RW_OWN_P, memory_order_seq_cst);
-	if (atomic_load(&l->rwaiting)) {
-		atomic_fetch_add(&l->rseq, 1);
-		ll_sys_futex_wake(&l->rseq, INT_MAX);
-	}
 }
 
 /* 1 if the calling thread holds a read lock of l that its slots know of. */
@@ -376,47 +452,52 @@ static int wr(ll_rw_own_t *l, const struct timespec *dl, int try)
 {
 	if (reads_it(l))
 		return EDEADLK;
-	int rc;
-	if (try)
-		rc = ll_futex_trylock(&l->wmx);
-	else if (dl)
-		rc = ll_futex_timedlock(&l->wmx, dl);
-	else
-		rc = (ll_futex_lock(&l->wmx), 0);
+	/* Free, bias off, no blocked readers to let in first: W and P in one CAS. */
+	unsigned w = atomic_load_explicit(&l->word, memory_order_relaxed);
+	if (!(w & ~S) && !atomic_load_explicit(&l->rwaiting, memory_order_relaxed) &&
+	    atomic_compare_exchange_strong(&l->word, &w, w | W | P))
+		return 0;
+	int rc = take_w(l, dl, try);
 	if (rc)
 		return rc;
-	if (try) {
-		unsigned v = atomic_load_explicit(&l->word, memory_order_relaxed);
-		if ((v & LL_RW_OWN_READERS) ||
-		    !atomic_compare_exchange_strong(&l->word, &v, v | LL_RW_OWN_P)) {
-			ll_futex_unlock(&l->wmx);
-			return EBUSY;
-		}
-	} else {
-		if (atomic_load(&l->rwaiting)) {
-			/* The readers the last writer blocked go first (rw_own.h: bounds). */
-			atomic_fetch_or(&l->word, LL_RW_OWN_G);
-			rc = writer_wait(l, no_waiting_readers, dl);
-			atomic_fetch_and(&l->word, ~LL_RW_OWN_G);
-			if (rc) {
-				ll_futex_unlock(&l->wmx);
-				return rc;
-			}
-		}
-		atomic_fetch_or(&l->word, LL_RW_OWN_P);
-		rc = writer_wait(l, no_slow_readers, dl);
+	if (!try && atomic_load(&l->rwaiting)) {
+		/* The readers the last writer blocked go first (rw_own.h: bounds). */
+		atomic_fetch_or(&l->word, G);
+		rc = writer_wait(l, no_waiting_readers, dl);
+		atomic_fetch_and(&l->word, ~G);
 		if (rc)
 			goto give_up;
 	}
-	if (atomic_load_explicit(&l->bias, memory_order_relaxed) != 0) {
-		rc = revoke_bias(l, dl, try);
-		if (rc)
+	/*
+	 * B off (revoked here, or a reader turned it on before we reached P: R,
+	 * P and G keep it off), then P.  try: only over no slow reader, and B
+	 * back if this call revoked it.
+	 */
+	for (;;) {
+		unsigned v = atomic_load(&l->word);
+		if (try && (v & READERS)) {
+			if (v & R)
+				word_swap(l, B, R);
+			rc = EBUSY;
 			goto give_up;
+		}
+		if (v & B) {
+			rc = revoke_bias(l, dl, try);
+			if (rc)
+				goto give_up;
+			continue;
+		}
+		if (atomic_compare_exchange_weak(&l->word, &v, (v | P) & ~R))
+			break;
 	}
+	if (try)
+		return 0;
+	rc = writer_wait(l, no_slow_readers, dl);
+	if (rc)
+		goto give_up;
 	return 0;
 give_up:
-	release_p(l);
-	ll_futex_unlock(&l->wmx);
+	release_w(l);
 	return rc;
 }
 
@@ -456,12 +537,11 @@ static inline int unlock(ll_rw_own_t *l)
 		}
 	}
 	unsigned v = atomic_load_explicit(&l->word, memory_order_relaxed);
-	if (v & LL_RW_OWN_READERS)
+	if (v & READERS)
 		return rd_release(l);   /* a slow hold no slot recorded (all 8 were in use) */
-	if (!(v & LL_RW_OWN_P))
+	if ((v & (W | P)) != (W | P))
 		return EPERM;
-	release_p(l);
-	ll_futex_unlock(&l->wmx);
+	release_w(l);
 	return 0;
 }
 
@@ -483,8 +563,8 @@ LL_RW_STATIC_ADAPTERS(ll_rw_own_init, ll_rw_own_destroy)
 
 const struct ll_rwlock_ops ll_rw_own_ops = {
 	.name = "ll",
-	.summary = "per-thread reader slots while no writer (BRAVO bias), writer-first futex "
-		   "rwlock underneath, 48 bytes",
+	.summary = "per-thread reader slots while the bias is on (BRAVO), writer-first futex "
+		   "rwlock underneath, 40 bytes",
 	.flags = LL_ALGO_PARKS,
 	.knobs = knobs, .nknobs = LL_COUNT(knobs),
 	.config_size = sizeof(struct ll_rw_own_config),
