@@ -95,7 +95,7 @@ def test_dry_run_prints_the_grid_and_stores_nothing(fake, tmp_path):
 
 
 @pytest.mark.parametrize("preset, points", [
-    ("quick", 5 * 7 * 3),                 # locks x threads x holds
+    ("quick", 5 * 7 * 3 * 3),             # locks x threads x holds x 3 passes
     ("concurrency-quick", (72 + 12) * 3),  # its grid and its I/O sub-grid, 3 passes
     ("rw", 6 * 7 * 5 * 2 * 3),            # rwlocks x threads x read fractions x holds x 3
 ])

@@ -120,7 +120,8 @@ def test_the_report_judges_ll_on_stored_figures(stored_run, tmp_path):
     index = (tmp_path / "r" / "index.html").read_text()
     assert "ll against every lock (server workload, no gate)" in index
     assert "Admission control" not in index  # no gate: not the admission study
-    assert "<td>shapes</td><td>as given; mutexes 16, hold_ns 200; outside_ns 5000</td>" in index
+    assert ('<th scope="row">shapes</th><td>as given; mutexes 16, hold_ns 200; outside_ns 5000</td>'
+            in index)
     default = ll_targets.shape_title(DEFAULT_SHAPE)
     outside = ll_targets.shape_title(LONG_OUTSIDE)
     qps = f"qps vs best of {', '.join(ll_targets.SERVER_RIVALS)}"
