@@ -105,7 +105,8 @@ def test_gate_by_name_with_options():
         (gate,) = json.loads(out.stdout)
         values = {k["name"]: k["value"] for k in gate["knobs"]}
         assert gate["kind"] == "gate"
-        assert values == {"n": "3", "tickets": "5000", "barge_us": "0", "handoff_pace": "16"}
+        assert values == {"n": "3", "tickets": "5000", "barge_us": "0", "handoff_pace": "16",
+                          "resume_spin_us": "0"}
 
 
 def test_ll_durations_stop_at_4_s():
