@@ -238,7 +238,7 @@ def test_fifo_pairs_where_the_gate_cannot_bind_are_told_apart():
     assert not every["ok"] and "by more than 5% at 1" in every["text"]
     binding = checks["fifo >= innodb, same N, gate binding"]
     assert binding["ok"] and binding["where"] == "1 pairs with clients > N"
-    assert "below at 0; worst n=4 64 clients: 0.99x" in binding["text"]
+    assert "below 0.98x at 0; worst n=4 64 clients: 0.99x" in binding["text"]
 
 
 def test_held_out_rows_pick_the_best_setting_on_the_other_passes():
@@ -329,7 +329,7 @@ def test_settled_rows_judge_innodb_and_fifo_after_their_warm_up():
     pts = [point("innodb56", 2, "", "", 400.0), point("innodb56", 256, "", "", 100.0),
            point("innodb56", 1024, "", "", 50.0)]
     pts += [at(256, "innodb", 300.0, 0.3), at(1024, "innodb", 250.0, 0.3)]
-    pts += [at(256, "innodb", 360.0, 45.0), at(256, "fifo", 350.0, 45.0),
+    pts += [at(256, "innodb", 360.0, 45.0), at(256, "fifo", 355.0, 45.0),
             at(1024, "innodb", 320.0, 12.0), at(1024, "fifo", 300.0, 12.0)]
     checks = admission.check(pts)
     # The sweep's own rows still read the 0.3 s points: 250 / 400 at 1024.
@@ -342,5 +342,26 @@ def test_settled_rows_judge_innodb_and_fifo_after_their_warm_up():
     assert "after 45 s of warm-up (InnoDB's delay needs ~45 s)" in at256["where"]
     at1024 = settled[("settled: innodb n=4 keeps the peak", "1024")]
     assert not at1024["ok"] and at1024["value"] == 0.8 and "~11 s" in at1024["where"]
-    assert settled[("settled: fifo n=4 >= innodb, same N", "256")]["ok"]        # 0.97x
+    assert settled[("settled: fifo n=4 >= innodb, same N", "256")]["ok"]        # 0.986x
     assert not settled[("settled: fifo n=4 >= innodb, same N", "1024")]["ok"]   # 0.94x
+
+
+def test_the_issue_targets_collapse_binding_and_fifo_at_1024():
+    # Peak 400 at 2 clients; without a gate 250 at 256 (1.6x: met at 1.5x) and 280 at
+    # 1024 (1.43x: missed). Where the gate binds, fifo at 0.97x innodb is missed (0.98).
+    # fifo's best N at 1024 (n=4, 370) keeps 0.925 of the peak: met (0.9).
+    pts = [point("innodb56", 2, "", "", 400.0), point("innodb56", 256, "", "", 250.0),
+           point("innodb56", 1024, "", "", 280.0)]
+    pts += [point("innodb56", t, "innodb", "n=4", 300.0) for t in (256, 1024)]
+    pts += [point("innodb56", 256, "fifo", "n=4", 291.0),
+            point("innodb56", 1024, "fifo", "n=4", 370.0),
+            point("innodb56", 1024, "fifo", "n=2", 350.0)]
+    checks = admission.check(pts)
+    collapse = {c["where"]: c for c in checks if c["target"].startswith("reproduced: collapse")}
+    assert collapse["256 clients"]["ok"] and collapse["256 clients"]["bound"] == 1.5
+    assert not collapse["1024 clients"]["ok"]
+    (binding,) = [c for c in checks if c["target"] == "fifo >= innodb, same N, gate binding"]
+    assert not binding["ok"] and "below 0.98x at 1" in binding["text"]
+    (keep,) = [c for c in checks if c["target"].startswith("fifo's best N")]
+    assert keep["target"] == "fifo's best N (n=4) keeps the peak" and keep["ok"]
+    assert keep["value"] == 370.0 / 400.0
