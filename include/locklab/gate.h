@@ -84,6 +84,7 @@ struct ll_gate_stats {
 	uint64_t adjustments;      /* auto: times N changed */
 	uint64_t handoffs;         /* fifo, auto: slots handed to a sleeping waiter */
 	uint64_t barges;           /* fifo, auto: admissions that passed a sleeping waiter */
+	uint64_t spinning;         /* fifo, auto: threads back from a suspend spinning for a slot now */
 };
 LL_API void ll_gate_get_stats(ll_gate_t *g, struct ll_gate_stats *s);
 /* Restart the statistics (the benchmark calls it when its measured window opens). */

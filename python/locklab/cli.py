@@ -39,8 +39,12 @@ class Parser(argparse.ArgumentParser):
 
 
 def cmd_list(args: argparse.Namespace) -> int:
-    kind = "rwlock" if args.rwlock else ("all" if not args.name else "mutex")
-    algos = native.algorithms(args.name, args.lock_opts, unbuilt=True, kind=kind)
+    if args.rwlock and args.gate:
+        raise LocklabError("list: --rwlock and --gate exclude each other")
+    kind = ("rwlock" if args.rwlock else "gate" if args.gate
+            else "all" if not args.name else "mutex")
+    algos = native.algorithms(args.name, args.lock_opts or args.gate_opts, unbuilt=True,
+                              kind=kind)
     if args.json:
         json.dump(algos, sys.stdout, indent=2)
         sys.stdout.write("\n")
@@ -50,7 +54,10 @@ def cmd_list(args: argparse.Namespace) -> int:
         if not a.get("built", True):
             unbuilt.setdefault(a["note"], []).append(a["name"])
             continue
-        how = "parks" if a["parks"] else ("spins, FIFO" if a["fifo"] else "spins")
+        if a.get("kind") == "gate":
+            how = "gate"
+        else:
+            how = "parks" if a["parks"] else ("spins, FIFO" if a["fifo"] else "spins")
         if a.get("kind") == "rwlock":
             how = f"rwlock, {how}"
         print(f"{a['name']:<18} {a['summary']} [{how}]")
@@ -191,12 +198,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--version", action="version", version=f"locklab {__version__}")
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
-    ls = sub.add_parser("list", help="algorithms (mutexes, then rwlocks), their knobs and defaults")
-    ls.add_argument("name", nargs="?", help="one algorithm only")
+    ls = sub.add_parser("list", help="algorithms (mutexes, then rwlocks) and admission gates' "
+                        "policies, their knobs and defaults")
+    ls.add_argument("name", nargs="?", help="one algorithm (with --gate, one policy) only")
     ls.add_argument("--lock-opts", help="K=V,... to check and show applied")
+    ls.add_argument("--gate-opts", help="K=V,... for a gate policy (with --gate NAME)")
     ls.add_argument("--json", action="store_true", help="machine-readable output")
     ls.add_argument("--rwlock", action="store_true",
                     help="read-write locks only; NAME is an rwlock's (pthread and ll are both)")
+    ls.add_argument("--gate", action="store_true",
+                    help="admission gates' policies only (innodb, fifo, auto); NAME is a policy")
     ls.set_defaults(func=cmd_list)
 
     for name, text in PASSTHROUGH.items():   # their options: `locklab NAME --help`

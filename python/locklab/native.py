@@ -67,14 +67,14 @@ def algorithms(name: str | None = None, lock_opts: str | None = None,
                unbuilt: bool = False, kind: str = "mutex") -> list[dict]:
     """Every runnable algorithm of KIND (or one, with its options applied) as dicts.
 
-    KIND: "mutex", "rwlock" (locklab/rwlock.h), or "all" (mutexes, then rwlocks;
-    a NAME then names a mutex).  Each dict's "kind" says which.  With UNBUILT, the
+    KIND: "mutex", "rwlock" (locklab/rwlock.h), "gate" (locklab/gate.h's policies),
+    or "all" (mutexes, rwlocks, then gates; a NAME then names a mutex).  Each dict's "kind" says which.  With UNBUILT, the
     peer locks this build left out follow the mutexes, as
     {"name", "built": False, "summary": "not built: why", "note": why, "knobs": []}.
     """
     args = ["list", "--json"]
-    if kind == "rwlock":
-        args.append("--rwlock")
+    if kind in ("rwlock", "gate"):
+        args.append("--" + kind)
     if name:
         args.append(name)
     if lock_opts:

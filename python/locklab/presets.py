@@ -33,6 +33,36 @@ def gate_grid(ns: list[int]) -> list[str]:
     return ["none", *(f"innodb:n={n}" for n in ns), *(f"fifo:n={n}" for n in ns), "auto"]
 
 
+# InnoDB's gate (src/lib/gate/innodb.c) settles only when its shared sleep delay has
+# climbed to its cap, 1 us per repeated sleep: with W = clients - N sleepers that takes
+# about cap^2 / (2 W x 1 us) (docs/admission.md: ~11 s at 1024 clients, ~45 s at 256).
+INNODB_DELAY_CAP_S = 0.15     # adaptive_max_sleep_delay's default
+INNODB_DELAY_STEP_S = 1e-6
+
+
+def innodb_settle_s(clients: int, n: int) -> float:
+    """Seconds InnoDB's gate with N slots takes to settle under CLIENTS clients."""
+    sleepers = max(clients - n, 1)
+    return INNODB_DELAY_CAP_S ** 2 / (2 * sleepers * INNODB_DELAY_STEP_S)
+
+
+# The concurrency preset's settled sub-grid: innodb56 at 256 and 1024 clients behind
+# InnoDB's gate and fifo at the N best for both in the preset's runs so far, each point
+# warmed up until InnoDB's gate has settled (whole seconds, at least that), so that
+# "InnoDB's best" is InnoDB at its best. 2 x 2 points of 46 and 12 s x 3 passes: ~6
+# minutes on 2 cores.
+SETTLED_LOCK = "innodb56"
+SETTLED_N = 4
+SETTLED_CLIENTS = [256, 1024]
+
+
+def settled_grid() -> list[dict]:
+    return [{"locks": [SETTLED_LOCK], "threads": [clients],
+             "gates": [f"innodb:n={SETTLED_N}", f"fifo:n={SETTLED_N}"],
+             "warmup": float(int(innodb_settle_s(clients, SETTLED_N)) + 1)}
+            for clients in SETTLED_CLIENTS]
+
+
 # locklab-bench's defaults, given since every point of a sweep names them. Points are
 # short and repeated: the median of 3 passes of 0.2 s resists a neighbour's burst on
 # a shared machine better than one pass of 0.6 s. Every point first runs 0.3 s
@@ -145,14 +175,15 @@ PRESETS = {
         "mutexes": [1, 2, 4, 8, 16],
         "hold_ns": [0, 1000, 4000],
     },
-    # (528 + 24 points) x 3 passes of 0.5 s: 14-17 minutes on 2 cores.
+    # (528 + 24 points) x 3 passes of 0.5 s: 14-17 minutes on 2 cores; then the settled
+    # sub-grid (4 points x 3 passes, ~6 minutes).
     "concurrency": {
         **SERVER,
         "locks": CONCURRENCY_LOCKS,
         "threads": [2 ** i for i in range(11)],
         "gates": gate_grid(CONCURRENCY_N),
         "also": [{"threads": [256], "gates": ["none", "innodb:n=8", "fifo:n=8", "auto"],
-                  "workload_opts": IO_OPTS}],
+                  "workload_opts": IO_OPTS}, *settled_grid()],
     },
     # The same story in ~3 minutes: (72 + 12 points) x 3.
     "concurrency-quick": {
@@ -211,6 +242,12 @@ def spec(preset: str | None, given: dict) -> dict:
         values[key] = value
     if any(given.get(axis) is not None for axis in ALSO_AXES):
         values.pop("also", None)
+    if given.get("locks") is not None and values.get("also"):
+        # A sub-grid of its own locks keeps only those the command line names.
+        values["also"] = [
+            {**extra, "locks": [lk for lk in extra["locks"] if lk in given["locks"]]}
+            if "locks" in extra else extra for extra in values["also"]]
+        values["also"] = [extra for extra in values["also"] if extra.get("locks", True)]
     if any(given.get(axis) is not None for axis in BENCH_ONLY):
         values.pop("shapes", None)
     if values.get("workload") == RW_WORKLOAD and preset != "rw":

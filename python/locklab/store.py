@@ -30,6 +30,10 @@ class Point(NamedTuple):
     gate: str = ""
     gate_opts: str = ""
     workload_opts: str = ""
+    # Seconds the benchmark ran before its window (the run's --warmup, or a sub-grid's
+    # own: the concurrency preset's settled points). 0 for a program point, whose
+    # server warms up once per start, not per point.
+    warmup: float = 0.0
 
 
 # What locklab-bench's JSON line reports, column name and SQLite type; the row also
@@ -138,13 +142,14 @@ CREATE TABLE IF NOT EXISTS points (
     hold_ns INTEGER NOT NULL, outside_ns INTEGER NOT NULL, rep INTEGER NOT NULL,
     workload TEXT NOT NULL DEFAULT 'mutex', gate TEXT NOT NULL DEFAULT '',
     gate_opts TEXT NOT NULL DEFAULT '', workload_opts TEXT NOT NULL DEFAULT '',
+    warmup REAL NOT NULL DEFAULT 0,
     ok INTEGER NOT NULL, error TEXT, wall_s REAL, finished TEXT NOT NULL,
     instrument INTEGER NOT NULL DEFAULT 0,
     {", ".join(f"{name} {kind}"
                for name, kind in (*METRICS, *SERVER_METRICS, *PROGRAM_METRICS, *RW_METRICS))},
     raw TEXT,
     UNIQUE (run_id, lock, lock_opts, threads, mutexes, hold_ns, outside_ns, rep,
-            workload, gate, gate_opts, workload_opts)
+            workload, gate, gate_opts, workload_opts, warmup)
 );
 """
 
@@ -221,14 +226,17 @@ def _open_uri(uri: str) -> sqlite3.Connection:
 
 
 def _widen_point_key(conn: sqlite3.Connection) -> None:
-    """Bring a file from before the server workload up to SCHEMA's points table.
+    """Bring a file from before the server workload, or from before the point's
+    warm-up was part of its key, up to SCHEMA's points table.
 
-    Its UNIQUE key lacks the workload and gate columns, and SQLite cannot change a
-    table's constraints in place: the table is rebuilt under the new schema, every
-    row copied (columns it lacks take their defaults), in one transaction.
+    Its UNIQUE key lacks the workload and gate columns, or the warm-up, and SQLite
+    cannot change a table's constraints in place: the table is rebuilt under the new
+    schema, every row copied (columns it lacks take their defaults), in one
+    transaction. Each benchmark point then gets its run's warm-up, the only one its
+    run had, so that a resumed run finds its points done.
     """
     have = [row[1] for row in conn.execute("PRAGMA table_info(points)")]
-    if not have or "workload_opts" in have:
+    if not have or "warmup" in have:
         return
     create = next(stmt for stmt in SCHEMA.split(";") if " points (" in stmt)
     conn.execute("BEGIN IMMEDIATE")
@@ -239,6 +247,14 @@ def _widen_point_key(conn: sqlite3.Connection) -> None:
         cols = ", ".join(c for c in have if c in new)
         conn.execute(f"INSERT INTO points ({cols}) SELECT {cols} FROM points_before_server")
         conn.execute("DROP TABLE points_before_server")
+        for run_id, spec in conn.execute("SELECT id, spec FROM runs").fetchall():
+            try:
+                warmup = json.loads(spec).get("warmup") or 0
+            except (ValueError, AttributeError):
+                warmup = 0
+            if isinstance(warmup, (int, float)) and not isinstance(warmup, bool):
+                conn.execute("UPDATE points SET warmup = ? WHERE run_id = ? AND workload "
+                             "NOT LIKE 'program:%'", (float(warmup), run_id))
         conn.execute("COMMIT")
     except BaseException:
         conn.execute("ROLLBACK")

@@ -167,7 +167,7 @@ def _cross(spec: dict) -> list[Point]:
     workload = spec.get("workload", "mutex")
     return [
         Point(name, join_opts(own, opts), threads, mutexes, hold, outside, rep, workload,
-              *split_gate(gate), wopts)
+              *split_gate(gate), wopts, float(spec["warmup"]))
         for rep in range(spec["repeat"])
         for shape in shapes(spec)
         for hold in shape["hold_ns"]
@@ -206,11 +206,13 @@ def program_grid(spec: dict) -> list[Point]:
     ))
 
 
-def point_timeout(spec: dict) -> float:
-    """How long a point may run before it is killed as hung."""
+def point_timeout(spec: dict, point: Point | None = None) -> float:
+    """How long a point (one of SPEC's, or POINT with its own warm-up) may run before it
+    is killed as hung."""
     if spec.get("timeout"):
         return spec["timeout"]
-    return 10 * (spec["duration"] + spec["warmup"]) + 30
+    warmup = point.warmup if point is not None else spec["warmup"]
+    return 10 * (spec["duration"] + warmup) + 30
 
 
 def label(point: Point, repeat: int) -> str:
@@ -254,7 +256,7 @@ def bench_args(point: Point, spec: dict) -> list[str]:
         args += ["--mutexes", str(point.mutexes)]
     return args + [
         "--hold-ns", str(point.hold_ns), "--outside-ns", str(point.outside_ns),
-        "--duration", str(spec["duration"]), "--warmup", str(spec["warmup"]), "--json",
+        "--duration", str(spec["duration"]), "--warmup", f"{point.warmup:g}", "--json",
     ] + (["--instrument"] if spec.get("instrument") else [])
 
 
@@ -277,7 +279,7 @@ def die_with(parent: int):
 
 def run_point(point: Point, spec: dict) -> dict:
     """Run one point; keyword arguments for store.record_point."""
-    timeout = point_timeout(spec)
+    timeout = point_timeout(spec, point)
     start = time.monotonic()
     proc = subprocess.Popen(
         [str(native.bench_path()), *bench_args(point, spec)],
@@ -359,7 +361,7 @@ def expected_seconds(spec: dict, points: list[Point]) -> float:
         # Each server start warms up once, then serves its points one window each.
         starts = len({(p.rep, p.workload, p.lock, p.lock_opts) for p in points})
         return starts * (SERVER_START_S + spec["warmup"]) + len(points) * spec["duration"]
-    return len(points) * (spec["duration"] + spec["warmup"] + POINT_START_S)
+    return sum(spec["duration"] + p.warmup + POINT_START_S for p in points)
 
 
 # The axes a dry run shows, in order, and how it names them.

@@ -11,6 +11,10 @@
  * per reason, "not built: ck-mcs, ck-ticket, ck-fas (why)"; in JSON, entries
  * {"name", "built": false, "summary": "not built: why", "note": why,
  * "knobs": []} after the runnable ones, which carry "built": true.
+ *
+ * The admission gates' policies (locklab/gate.h) come last, "[gate]" in text
+ * and "kind": "gate" in JSON; --gate lists only them, and with NAME names a
+ * policy, whose options --gate-opts (or --lock-opts) checks and applies.
  */
 #include <stdio.h>
 #include <string.h>
@@ -19,6 +23,7 @@
 #include "options.h"
 #include "json.h"
 #include "locks.h"
+#include "locklab/gate.h"
 
 /* One lock of either table as list shows it: kind "mutex" or "rwlock". */
 struct entry {
@@ -40,12 +45,23 @@ static struct entry rwlock_entry(const struct ll_rwlock_ops *ops)
 			       ops->nknobs, ops->config_size };
 }
 
+static struct entry gate_entry(const struct ll_gate_policy_info *info)
+{
+	return (struct entry){ "gate", info->name, info->summary, 0, info->knobs, info->nknobs,
+			       LL_CONFIG_MAX * sizeof(int64_t) };
+}
+
+static int is_kind(const struct entry *e, const char *kind)
+{
+	return !strcmp(e->kind, kind);
+}
+
 /* The entry's defaults with opts applied: 0, or EXIT_USAGE after the one-line error. */
 static int entry_config(const struct entry *e, const char *opts, int64_t *config)
 {
 	struct ll_error err;
 	ll_knobs_defaults(e->knobs, e->nknobs, config, e->config_size);
-	if (ll_knobs_parse(strcmp(e->kind, "rwlock") ? "lock" : "rwlock", e->name, e->knobs,
+	if (ll_knobs_parse(is_kind(e, "mutex") ? "lock" : e->kind, e->name, e->knobs,
 			   e->nknobs, opts, config, &err))
 		return usage_error("%s", err.msg);
 	return 0;
@@ -53,7 +69,9 @@ static int entry_config(const struct entry *e, const char *opts, int64_t *config
 
 static const char *flag_text(const struct entry *e)
 {
-	int rw = !strcmp(e->kind, "rwlock");
+	int rw = is_kind(e, "rwlock");
+	if (is_kind(e, "gate"))
+		return "gate";
 	if (e->flags & LL_ALGO_FIFO)
 		return rw ? "rwlock, spins, FIFO" : "spins, FIFO";
 	if (e->flags & LL_ALGO_PARKS)
@@ -87,8 +105,10 @@ static void print_json(const struct entry *e, const void *config)
 	json_string(stdout, e->kind);
 	fputs(",\"built\":true,\"summary\":", stdout);
 	json_string(stdout, e->summary);
-	printf(",\"parks\":%s,\"fifo\":%s,\"knobs\":[", e->flags & LL_ALGO_PARKS ? "true" : "false",
-	       e->flags & LL_ALGO_FIFO ? "true" : "false");
+	if (!is_kind(e, "gate")) /* a gate neither parks nor spins: its policy's summary says how it waits */
+		printf(",\"parks\":%s,\"fifo\":%s", e->flags & LL_ALGO_PARKS ? "true" : "false",
+		       e->flags & LL_ALGO_FIFO ? "true" : "false");
+	fputs(",\"knobs\":[", stdout);
 	for (size_t k = 0; k < e->nknobs; k++) {
 		const struct ll_knob *kn = &e->knobs[k];
 		fputs(k ? ",{\"name\":" : "{\"name\":", stdout);
@@ -171,15 +191,20 @@ static int show(const struct entry *e, const char *opts, int json, int *first)
 int cmd_list(int argc, char **argv)
 {
 	const char *name = NULL, *opts = NULL;
-	int json = 0, rwlocks_only = 0;
+	int json = 0, rwlocks_only = 0, gates_only = 0;
 
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--help")) {
-			fputs("usage: locklab-bench list [--rwlock] [NAME] [--lock-opts K=V,...] [--json]\n"
-			      "The algorithms (mutexes, then rwlocks), each with its knobs and defaults.\n"
-			      "  NAME                one mutex only (with --rwlock, one rwlock)\n"
+			fputs("usage: locklab-bench list [--rwlock | --gate] [NAME] [--lock-opts K=V,...] "
+			      "[--json]\n"
+			      "The algorithms (mutexes, then rwlocks), then the admission gates' policies,\n"
+			      "each with its knobs and defaults.\n"
+			      "  NAME                one mutex only (with --rwlock, one rwlock; with --gate,\n"
+			      "                      one gate policy)\n"
 			      "  --rwlock            the read-write locks only\n"
-			      "  --lock-opts K=V,... NAME's knobs, checked and shown applied\n"
+			      "  --gate              the admission gates' policies only (locklab/gate.h)\n"
+			      "  --lock-opts K=V,... NAME's knobs, checked and shown applied (--gate-opts:\n"
+			      "                      the same, for a gate policy)\n"
 			      "  --json              a JSON array (default: text)\n"
 			      "  --help              this text\n",
 			      stdout);
@@ -189,9 +214,12 @@ int cmd_list(int argc, char **argv)
 			json = 1;
 		else if (!strcmp(argv[i], "--rwlock"))
 			rwlocks_only = 1;
-		else if (!strcmp(argv[i], "--lock-opts") && i + 1 < argc)
+		else if (!strcmp(argv[i], "--gate"))
+			gates_only = 1;
+		else if ((!strcmp(argv[i], "--lock-opts") || !strcmp(argv[i], "--gate-opts")) &&
+			 i + 1 < argc)
 			opts = argv[++i];
-		else if (!strncmp(argv[i], "--lock-opts=", 12))
+		else if (!strncmp(argv[i], "--lock-opts=", 12) || !strncmp(argv[i], "--gate-opts=", 12))
 			opts = argv[i] + 12;
 		else if (argv[i][0] != '-' && !name)
 			name = argv[i];
@@ -200,11 +228,26 @@ int cmd_list(int argc, char **argv)
 	}
 	if (opts && !name)
 		return usage_error("list: --lock-opts needs a lock name");
+	if (rwlocks_only && gates_only)
+		return usage_error("list: --rwlock and --gate exclude each other");
 
 	/* One name: a mutex's, or with --rwlock an rwlock's (pthread and ll are both). */
 	struct ll_error err;
 	struct entry one;
-	if (name && rwlocks_only) {
+	if (name && gates_only) {
+		const struct ll_gate_policy_info *info = NULL;
+		for (size_t i = 0; ll_gate_policy_at(i); i++)
+			if (!strcmp(ll_gate_policy_at(i)->name, name))
+				info = ll_gate_policy_at(i);
+		if (!info) {
+			/* ll_gate_create words the error as every unknown name is worded */
+			ll_gate_t *none = ll_gate_create(name, NULL, &err);
+			if (none)
+				ll_gate_destroy(none);
+			return usage_error("%s", err.msg);
+		}
+		one = gate_entry(info);
+	} else if (name && rwlocks_only) {
 		const struct ll_rwlock_ops *ops = ll_rwlock_algo_find(name, &err);
 		if (!ops)
 			return usage_error("%s", err.msg);
@@ -222,17 +265,22 @@ int cmd_list(int argc, char **argv)
 	if (name) {
 		rc = show(&one, opts, json, &first);
 	} else {
-		for (size_t i = 0; !rwlocks_only && !rc && i < bench_lock_count(); i++) {
+		int mutexes = !rwlocks_only && !gates_only;
+		for (size_t i = 0; mutexes && !rc && i < bench_lock_count(); i++) {
 			struct entry e = mutex_entry(bench_lock_at(i));
 			rc = show(&e, NULL, json, &first);
 		}
-		if (!rwlocks_only && json)
+		if (mutexes && json)
 			print_unbuilt_json(first);
-		else if (!rwlocks_only)
+		else if (mutexes)
 			print_unbuilt_text();
-		first = first && !(json && !rwlocks_only && bench_unbuilt_lock_count);
-		for (size_t i = 0; !rc && i < ll_rwlock_algo_count(); i++) {
+		first = first && !(json && mutexes && bench_unbuilt_lock_count);
+		for (size_t i = 0; !gates_only && !rc && i < ll_rwlock_algo_count(); i++) {
 			struct entry e = rwlock_entry(ll_rwlock_algo_at(i));
+			rc = show(&e, NULL, json, &first);
+		}
+		for (size_t i = 0; !rwlocks_only && !rc && ll_gate_policy_at(i); i++) {
+			struct entry e = gate_entry(ll_gate_policy_at(i));
 			rc = show(&e, NULL, json, &first);
 		}
 	}

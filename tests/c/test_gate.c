@@ -344,6 +344,83 @@ static void barge_finish(pthread_t b, ll_gate_thread_t *a)
 	ll_gate_destroy(brg.g);
 }
 
+/* C, back from a suspend while B sleeps in the queue: spins for A's slot. */
+static struct {
+	atomic_int suspended, go, in, done;
+	ll_gate_thread_t me;
+} spn;
+
+static void *spin_c(void *arg)
+{
+	(void)arg;
+	ll_gate_enter(brg.g, &spn.me);
+	ll_gate_suspend(brg.g, &spn.me);
+	atomic_store(&spn.suspended, 1);
+	while (!atomic_load(&spn.go))
+		sched_yield();
+	ll_gate_resume(brg.g, &spn.me);
+	atomic_store(&spn.in, 1);
+	while (!atomic_load(&spn.done))
+		sched_yield();
+	return NULL;
+}
+
+/*
+ * The middle path: A suspends while C, back from its own suspend, spins for a
+ * slot and B sleeps in the queue.  A's slot goes to C, running, not to B (no
+ * handoff, no wake-up); with nobody spinning, a suspend hands over (above).
+ */
+static void barge_to_a_resuming_thread(void)
+{
+	char buf[128];
+	struct ll_gate_stats st;
+	snprintf(buf, sizeof(buf), "n=1,tickets=0,barge_us=10000000,resume_spin_us=2000000%s",
+		 !strcmp(policy, "auto") ? ",min=1,max=1" : "");
+	brg.g = make_gate(buf);
+	atomic_store(&brg.b_in, 0);
+	atomic_store(&brg.b_go, 0);
+	pthread_t b, c;
+	CHECK(pthread_create(&c, NULL, spin_c, NULL) == 0, "create");
+	while (!atomic_load(&spn.suspended))
+		sched_yield();
+	ll_gate_thread_t a = { 0 };
+	ll_gate_enter(brg.g, &a);
+	CHECK(pthread_create(&b, NULL, barge_b, NULL) == 0, "create");
+	do {
+		sched_yield();
+		ll_gate_get_stats(brg.g, &st);
+	} while (st.waiting == 0);
+	atomic_store(&spn.go, 1);
+	do {
+		sched_yield();
+		ll_gate_get_stats(brg.g, &st);
+	} while (!st.spinning && !atomic_load(&spn.in));
+	CHECK(!atomic_load(&spn.in), "C got in beside A with N = 1");
+	ll_gate_suspend(brg.g, &a);
+	while (!atomic_load(&spn.in))   /* the watchdog fires if C never gets A's slot */
+		sched_yield();
+	ll_gate_get_stats(brg.g, &st);
+	CHECK(!atomic_load(&brg.b_in) && st.handoffs == 0 && st.waiting == 1 && !st.spinning,
+	      "A's slot went to the sleeper: B in %d, %llu handoffs, %llu waiting",
+	      atomic_load(&brg.b_in), (unsigned long long)st.handoffs,
+	      (unsigned long long)st.waiting);
+	/* C suspends with nobody spinning: the slot goes to B, as before. */
+	ll_gate_suspend(brg.g, &spn.me);
+	while (!atomic_load(&brg.b_in))
+		sched_yield();
+	atomic_store(&brg.b_go, 1);
+	pthread_join(b, NULL);
+	atomic_store(&spn.done, 1);
+	pthread_join(c, NULL);
+	ll_gate_resume(brg.g, &spn.me);
+	ll_gate_leave(brg.g, &spn.me);
+	ll_gate_resume(brg.g, &a);
+	ll_gate_leave(brg.g, &a);
+	ll_gate_get_stats(brg.g, &st);
+	CHECK(st.handoffs == 1, "%llu handoffs", (unsigned long long)st.handoffs);
+	ll_gate_destroy(brg.g);
+}
+
 static int test_barge(void)
 {
 	test_watchdog("gate barge", 300);
@@ -407,6 +484,8 @@ static int test_barge(void)
 	atomic_store(&brg.b_go, 1);
 	pthread_join(b, NULL);
 	ll_gate_destroy(brg.g);
+
+	barge_to_a_resuming_thread();
 	printf("%s: barging ok\n", policy);
 	return 0;
 }
@@ -487,7 +566,7 @@ static void expect_error(const char *p, const char *opts, const char *want)
 static int test_config(void)
 {
 	expect_error("lifo", NULL, "unknown gate policy 'lifo' (valid: innodb, fifo, auto)");
-	expect_error("fifo", "m=3", "unknown option 'm' for gate 'fifo' (valid: n, tickets, barge_us, handoff_pace)");
+	expect_error("fifo", "m=3", "unknown option 'm' for gate 'fifo' (valid: n, tickets, barge_us, handoff_pace, resume_spin_us)");
 	expect_error("fifo", "n=0", "option 'n' of gate 'fifo' wants an integer in [1, ");
 	expect_error("innodb", "thread_sleep_delay=-1", "option 'thread_sleep_delay' of gate 'innodb'");
 	expect_error("auto", "n=2,,tickets=1", "malformed options 'n=2,,tickets=1' for gate 'auto' (empty item)");

@@ -238,7 +238,7 @@ def test_fifo_pairs_where_the_gate_cannot_bind_are_told_apart():
     assert not every["ok"] and "by more than 5% at 1" in every["text"]
     binding = checks["fifo >= innodb, same N, gate binding"]
     assert binding["ok"] and binding["where"] == "1 pairs with clients > N"
-    assert "below at 0; worst n=4 64 clients: 0.99x" in binding["text"]
+    assert "below 0.98x at 0; worst n=4 64 clients: 0.99x" in binding["text"]
 
 
 def test_held_out_rows_pick_the_best_setting_on_the_other_passes():
@@ -268,3 +268,100 @@ def test_held_out_rows_pick_the_best_setting_on_the_other_passes():
     assert not held["ok"] and "below at 1 (64)" in held["text"]
     paired = checks["fifo >= innodb, same N, paired by pass"]
     assert paired["ok"] and "below 0.95 at 0" in paired["text"]
+
+
+# --- the warm-up in the point's key, and the settled sub-grid ---
+
+def test_points_differing_only_in_warm_up_are_two_and_old_runs_keep_theirs(tmp_path):
+    # A file from before the warm-up was in the key: its points get their run's warm-up,
+    # so a resumed run finds them done; then a point that differs only in its warm-up
+    # is a point of its own, and its repeats are folded apart from the other's.
+    db = tmp_path / "before.db"
+    old = store.SCHEMA.replace("    warmup REAL NOT NULL DEFAULT 0,\n", "").replace(
+        ", warmup)", ")")
+    assert old != store.SCHEMA
+    conn = sqlite3.connect(db)
+    conn.executescript(old)
+    conn.execute("INSERT INTO runs (id, started, spec) VALUES (1, 'then', ?)",
+                 (json.dumps({"warmup": 0.3, "repeat": 1}),))
+    conn.execute("INSERT INTO points (run_id, lock, lock_opts, threads, mutexes, hold_ns, "
+                 "outside_ns, rep, workload, gate, gate_opts, ok, finished, ops_per_sec) VALUES "
+                 "(1, 'innodb56', '', 256, 4, 1000, 500, 0, 'server', 'innodb', 'n=4', 1, "
+                 "'then', 100.0)")
+    conn.commit()
+    conn.close()
+    conn = store.connect(db)
+    short = store.Point("innodb56", "", 256, 4, 1000, 500, 0, "server", "innodb", "n=4", "", 0.3)
+    assert store.done_points(conn, 1) == {short}
+    store.record_point(conn, 1, short._replace(warmup=45.0), error=None, wall_s=46.0, raw=None,
+                       result={"ops_per_sec": 200.0})
+    meds = store.medians(store.points(conn, 1))
+    assert sorted((m["warmup"], m["ops_per_sec"]) for m in meds) == [(0.3, 100.0), (45.0, 200.0)]
+
+
+def test_the_concurrency_preset_settles_innodb_in_a_sub_grid():
+    from locklab import presets, sweep
+    spec = presets.spec("concurrency", {})
+    points = sweep.grid(spec)
+    long = [p for p in points if p.warmup > spec["warmup"]]
+    assert {(p.lock, p.threads, p.gate, p.gate_opts) for p in long} == {
+        ("innodb56", t, g, "n=4") for t in (256, 1024) for g in ("innodb", "fifo")}
+    assert len(long) == 4 * spec["repeat"]
+    for p in long:   # long enough for InnoDB's delay to reach its cap, and said so
+        assert p.warmup >= presets.innodb_settle_s(p.threads, 4)
+        args = sweep.bench_args(p, spec)
+        assert args[args.index("--warmup") + 1] == f"{p.warmup:g}"
+        assert sweep.point_timeout(spec, p) > 10 * p.warmup
+    assert {p.warmup for p in long} == {45.0, 12.0}
+    # ~6 minutes more than the grid alone, on 2 cores.
+    extra = sweep.expected_seconds(spec, long)
+    assert 300 < extra < 420
+    # Locks given on the command line keep the sub-grid only if they name innodb56.
+    assert not [p for p in sweep.grid(presets.spec("concurrency", {"locks": ["pthread"]}))
+                if p.warmup > spec["warmup"]]
+    kept = sweep.grid(presets.spec("concurrency", {"locks": ["innodb56", "ll"]}))
+    assert len([p for p in kept if p.warmup > spec["warmup"]]) == 4 * spec["repeat"]
+
+
+def test_settled_rows_judge_innodb_and_fifo_after_their_warm_up():
+    def at(clients, gate, qps, warmup):
+        return {**point("innodb56", clients, gate, "n=4", qps), "warmup": warmup}
+    pts = [point("innodb56", 2, "", "", 400.0), point("innodb56", 256, "", "", 100.0),
+           point("innodb56", 1024, "", "", 50.0)]
+    pts += [at(256, "innodb", 300.0, 0.3), at(1024, "innodb", 250.0, 0.3)]
+    pts += [at(256, "innodb", 360.0, 45.0), at(256, "fifo", 355.0, 45.0),
+            at(1024, "innodb", 320.0, 12.0), at(1024, "fifo", 300.0, 12.0)]
+    checks = admission.check(pts)
+    # The sweep's own rows still read the 0.3 s points: 250 / 400 at 1024.
+    (keep,) = [c for c in checks if c["target"] == "reproduced: innodb n=4 keeps the peak"]
+    assert keep["value"] == 250.0 / 400.0
+    settled = {(c["target"], c["where"].split()[0]): c for c in checks
+               if c["target"].startswith("settled")}
+    at256 = settled[("settled: innodb n=4 keeps the peak", "256")]
+    assert at256["ok"] and at256["value"] == 0.9
+    assert "after 45 s of warm-up (InnoDB's delay needs ~45 s)" in at256["where"]
+    at1024 = settled[("settled: innodb n=4 keeps the peak", "1024")]
+    assert not at1024["ok"] and at1024["value"] == 0.8 and "~11 s" in at1024["where"]
+    assert settled[("settled: fifo n=4 >= innodb, same N", "256")]["ok"]        # 0.986x
+    assert not settled[("settled: fifo n=4 >= innodb, same N", "1024")]["ok"]   # 0.94x
+
+
+def test_the_issue_targets_collapse_binding_and_fifo_at_1024():
+    # Peak 400 at 2 clients; without a gate 250 at 256 (1.6x: met at 1.5x) and 280 at
+    # 1024 (1.43x: missed). Where the gate binds, fifo at 0.97x innodb is missed (0.98).
+    # fifo's best N at 1024 (n=4, 370) keeps 0.925 of the peak: met (0.9).
+    pts = [point("innodb56", 2, "", "", 400.0), point("innodb56", 256, "", "", 250.0),
+           point("innodb56", 1024, "", "", 280.0)]
+    pts += [point("innodb56", t, "innodb", "n=4", 300.0) for t in (256, 1024)]
+    pts += [point("innodb56", 256, "fifo", "n=4", 291.0),
+            point("innodb56", 1024, "fifo", "n=4", 370.0),
+            point("innodb56", 1024, "fifo", "n=2", 350.0)]
+    checks = admission.check(pts)
+    collapse = {c["where"]: c for c in checks if c["target"].startswith("reproduced: collapse")}
+    assert collapse["256 clients"]["ok"] and collapse["256 clients"]["bound"] == 1.5
+    assert not collapse["1024 clients"]["ok"]
+    (binding,) = [c for c in checks if c["target"] == "fifo >= innodb, same N, gate binding"]
+    assert not binding["ok"] and "below 0.98x at 1" in binding["text"]
+    (keep,) = [c for c in checks if c["target"].startswith("fifo's best N")]
+    assert keep["target"] == "fifo's best N (n=4) keeps the peak" and keep["ok"]
+    assert keep["value"] == 370.0 / 400.0

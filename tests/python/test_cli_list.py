@@ -47,7 +47,8 @@ def test_rwlocks_listed_after_the_mutexes():
     assert out.returncode == 0, out.stderr
     algos = json.loads(out.stdout)
     kinds = [a["kind"] for a in algos if a.get("built", True)]
-    assert kinds == sorted(kinds, key=lambda k: k == "rwlock")  # mutexes first
+    order = ["mutex", "rwlock", "gate"]
+    assert kinds == sorted(kinds, key=order.index)  # mutexes, rwlocks, then gates
     assert [a["name"] for a in algos if a.get("kind") == "rwlock"] == RWLOCKS
     assert {a["name"] for a in algos if a.get("kind") == "mutex"} >= ALGORITHMS
     text = locklab("list")
@@ -68,6 +69,44 @@ def test_rwlock_by_name_with_options():
     assert mutex["kind"] == "mutex" and "handoff_ns" in {k["name"] for k in mutex["knobs"]}
     only = json.loads(locklab("list", "--rwlock", "--json").stdout)
     assert [a["name"] for a in only] == RWLOCKS
+
+
+GATES = ["innodb", "fifo", "auto"]
+
+
+def test_gate_policies_listed_with_their_knobs():
+    """The gates' policies follow the locks, in text and JSON, with every knob's default."""
+    algos = json.loads(locklab("list", "--json").stdout)
+    gates = {a["name"]: a for a in algos if a.get("kind") == "gate"}
+    assert list(gates) == GATES
+    knobs = {name: {k["name"]: k for k in g["knobs"]} for name, g in gates.items()}
+    for name in GATES:
+        assert {"n", "tickets"} <= set(knobs[name])
+        assert knobs[name]["tickets"]["default"] == "5000"
+    assert knobs["innodb"]["thread_sleep_delay"]["default"] == "10000"
+    assert knobs["innodb"]["adaptive_max_sleep_delay"]["default"] == "150000"
+    assert knobs["fifo"]["barge_us"]["default"] == "100000"
+    assert knobs["fifo"]["n"]["min"] == 1
+    assert knobs["auto"]["n"]["default"] == "0" and "interval_us" in knobs["auto"]
+    text = locklab("list")
+    assert text.returncode == 0, text.stderr
+    tagged = [line.split()[0] for line in text.stdout.splitlines() if line.endswith("[gate]")]
+    assert tagged == GATES
+    assert "    barge_us=100000 " in text.stdout
+    only = locklab("list", "--gate")
+    assert [line.split()[0] for line in only.stdout.splitlines()
+            if not line.startswith(" ")] == GATES
+
+
+def test_gate_by_name_with_options():
+    for flag in ("--gate-opts", "--lock-opts"):
+        out = locklab("list", "--gate", "fifo", flag, "n=3,barge_us=0", "--json")
+        assert out.returncode == 0, out.stderr
+        (gate,) = json.loads(out.stdout)
+        values = {k["name"]: k["value"] for k in gate["knobs"]}
+        assert gate["kind"] == "gate"
+        assert values == {"n": "3", "tickets": "5000", "barge_us": "0", "handoff_pace": "16",
+                          "resume_spin_us": "0"}
 
 
 def test_ll_durations_stop_at_4_s():
@@ -119,6 +158,13 @@ def test_lock_opts_are_applied():
          "unknown value 'writer' for option 'prefer' of rwlock 'pthread' (valid: reader, "
          "writer-nonrecursive)"),
         (["list", "--rwlock", "--lock-opts", "n=3"], "--lock-opts needs a lock name"),
+        (["list", "--gate", "nope"], "unknown gate policy 'nope' (valid: innodb, fifo, auto)"),
+        (["list", "--gate", "fifo", "--gate-opts", "n=0"],
+         "option 'n' of gate 'fifo' wants an integer in [1, 1048576], got '0'"),
+        (["list", "--gate", "innodb", "--gate-opts", "barge_us=5"],
+         "unknown option 'barge_us' for gate 'innodb'"),
+        (["list", "--gate", "--rwlock"], "--rwlock and --gate exclude each other"),
+        (["list", "fifo"], "unknown lock 'fifo'"),
     ],
 )
 def test_bad_input_is_one_line_error(args, needle):

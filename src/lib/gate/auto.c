@@ -389,10 +389,10 @@ out:
 	trace(g, now, x, cpus, idle);
 }
 
-static int auto_acquire(void *state)
+static int auto_acquire(void *state, int back)
 {
 	struct auto_gate *g = state;
-	int waited = gate_queue_acquire(&g->q);
+	int waited = gate_queue_acquire(&g->q, back);
 	if (waited)
 		atomic_store_explicit(&g->contended, 1, memory_order_relaxed);
 	return waited;

@@ -39,6 +39,7 @@
  * in strict order, a handoff per transaction, which at N = 1 with 1024
  * clients never ended.
  */
+#include <sched.h>
 #include <stdlib.h>
 #include <time.h>
 
@@ -55,6 +56,7 @@ void gate_queue_init(struct gate_queue *q, int64_t limit, const struct gate_queu
 	atomic_init(&q->limit, limit);
 	q->barge_ns = (uint64_t)c->barge_us * 1000u;
 	q->pace = (uint64_t)c->handoff_pace;
+	q->resume_spin_ns = (uint64_t)c->resume_spin_us * 1000u;
 	pthread_mutex_init(&q->lock, NULL);
 	q->head = q->tail = NULL;
 	q->cpus = ll_cpus_usable();
@@ -201,11 +203,50 @@ static struct timespec mono_at(uint64_t ns)
 				  .tv_nsec = (long)(ns % 1000000000u) };
 }
 
-int gate_queue_acquire(struct gate_queue *q)
+/*
+ * Back from a suspend, with sleepers queued and no free slot: wait running,
+ * for at most resume_spin_us (0: never), for a slot that a
+ * suspending thread frees instead of handing it to a sleeper (it does so
+ * while spin is set).  One thread spins at a time.  0: got a slot; 1: spin
+ * is clear again and the caller queues (its next try, under the lock, still
+ * finds a slot freed while spin was set).
+ */
+static int spin_for_slot(struct gate_queue *q, uint64_t w)
+{
+	uint64_t budget = q->resume_spin_ns;
+	if (!q->barge_ns || !budget || (w & (GATE_SPIN | GATE_DUE)) || !GATE_QUEUED(w))
+		return 1;
+	if (!atomic_compare_exchange_strong_explicit(&q->word, &w, w | GATE_SPIN,
+						     memory_order_relaxed, memory_order_relaxed))
+		return 1;
+	uint64_t until = ll_now_ns() + budget;
+	for (;;) {
+		w = atomic_load_explicit(&q->word, memory_order_relaxed);
+		while (GATE_INSIDE(w) < queue_limit(q) && !(w & GATE_DUE)) {
+			/* One step: the slot, and spin cleared for the next resumer. */
+			if (atomic_compare_exchange_weak_explicit(&q->word, &w, (w + 1) & ~GATE_SPIN,
+								  memory_order_acquire,
+								  memory_order_relaxed)) {
+				if (GATE_QUEUED(w))
+					atomic_fetch_add_explicit(&q->barges, 1, memory_order_relaxed);
+				return 0;
+			}
+		}
+		if ((w & GATE_DUE) || ll_now_ns() >= until)
+			break;
+		sched_yield();   /* on few CPUs, the threads inside need them more */
+	}
+	atomic_fetch_and_explicit(&q->word, ~GATE_SPIN, memory_order_relaxed);
+	return 1;
+}
+
+int gate_queue_acquire(struct gate_queue *q, int back)
 {
 	uint64_t w = atomic_load_explicit(&q->word, memory_order_relaxed);
 	if (!try_enter(q, &w))
 		return 0;
+	if (back && !spin_for_slot(q, w))
+		return 1;
 
 	struct gate_waiter me;
 	atomic_init(&me.state, GATE_WAITING);
@@ -280,7 +321,9 @@ int gate_queue_acquire(struct gate_queue *q)
 void gate_queue_release(struct gate_queue *q, int away)
 {
 	uint64_t w = atomic_load_explicit(&q->word, memory_order_relaxed);
-	while (GATE_QUEUED(w) == 0 || (!away && !(w & GATE_DUE))) {
+	/* A suspend frees the slot as an exit does while a resuming thread spins
+	 * for one (and nobody is overdue): that thread takes it, no wake-up. */
+	while (GATE_QUEUED(w) == 0 || (!(w & GATE_DUE) && (!away || (w & GATE_SPIN)))) {
 		if (atomic_compare_exchange_weak_explicit(&q->word, &w, w - 1, memory_order_release,
 							  memory_order_relaxed))
 			return;
@@ -353,9 +396,9 @@ static void fifo_destroy(void *state)
 	free(g);
 }
 
-static int fifo_acquire(void *state)
+static int fifo_acquire(void *state, int back)
 {
-	return gate_queue_acquire(&((struct fifo_gate *)state)->q);
+	return gate_queue_acquire(&((struct fifo_gate *)state)->q, back);
 }
 
 static void fifo_release(void *state, int away)
@@ -370,7 +413,9 @@ static int64_t fifo_limit(void *state)
 
 void gate_queue_stats(struct gate_queue *q, struct ll_gate_stats *s)
 {
-	s->waiting = GATE_QUEUED(atomic_load_explicit(&q->word, memory_order_relaxed));
+	uint64_t w = atomic_load_explicit(&q->word, memory_order_relaxed);
+	s->waiting = GATE_QUEUED(w);
+	s->spinning = !!(w & GATE_SPIN);
 	s->handoffs = atomic_load_explicit(&q->handoffs, memory_order_relaxed);
 	s->barges = atomic_load_explicit(&q->barges, memory_order_relaxed);
 }

@@ -90,9 +90,9 @@ void ll_gate_destroy(ll_gate_t *g)
 	free(g);
 }
 
-static void take_slot(ll_gate_t *g, ll_gate_thread_t *t)
+static void take_slot(ll_gate_t *g, ll_gate_thread_t *t, int back)
 {
-	if (g->policy->acquire(g->state))
+	if (g->policy->acquire(g->state, back))
 		atomic_fetch_add_explicit(&g->waits, 1, memory_order_relaxed);
 	t->admissions++;
 	t->inside = 1;
@@ -114,7 +114,7 @@ void ll_gate_enter(ll_gate_t *g, ll_gate_thread_t *t)
 			t->tickets--;
 		return;
 	}
-	take_slot(g, t);
+	take_slot(g, t, 0);
 	t->tickets = g->tickets;
 }
 
@@ -147,7 +147,7 @@ void ll_gate_resume(ll_gate_t *g, ll_gate_thread_t *t)
 	if (!t->suspended)
 		return;
 	t->suspended = 0;
-	take_slot(g, t);
+	take_slot(g, t, 1);
 }
 
 const char *ll_gate_policy(const ll_gate_t *g)

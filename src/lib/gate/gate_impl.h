@@ -29,12 +29,15 @@ struct ll_gate_common_config {
 struct gate_queue_config {
 	int64_t barge_us;
 	int64_t handoff_pace;
+	int64_t resume_spin_us;
 };
 #define LL_GATE_KNOBS_QUEUE(type)                                                          \
 	{ "barge_us", "us a waiter may be passed by running threads, 0 = strict FIFO",     \
 	  offsetof(type, queue.barge_us), 100000, 0, 10000000, NULL },                         \
 	{ "handoff_pace", "handoffs to overdue waiters idle at most 1/(pace+1) of the slots", \
-	  offsetof(type, queue.handoff_pace), 16, 1, 1000, NULL }
+	  offsetof(type, queue.handoff_pace), 16, 1, 1000, NULL },                             \
+	{ "resume_spin_us", "us a resuming thread waits running for a suspend's slot, 0 = off", \
+	  offsetof(type, queue.resume_spin_us), 0, 0, 10000000, NULL }
 #define LL_GATE_KNOB_TICKETS(type)                                                         \
 	{ "tickets", "enters one admission covers after the first (innodb_concurrency_tickets)", \
 	  offsetof(type, common.tickets), 5000, 0, INT64_MAX / 2, NULL }
@@ -45,8 +48,10 @@ struct ll_gate_policy {
 	/* State for a config filled from the knobs; NULL when out of memory. */
 	void *(*create)(const void *config);
 	void (*destroy)(void *state);
-	/* Take a slot, waiting as the policy does; 1 if it could not go straight in. */
-	int (*acquire)(void *state);
+	/* Take a slot, waiting as the policy does; 1 if it could not go straight in.
+	 * back: the thread returns from ll_gate_suspend (it blocked, it did not end a
+	 * transaction). */
+	int (*acquire)(void *state, int back);
 	/* away: given back to block (ll_gate_suspend), not at a transaction's end. */
 	void (*release)(void *state, int away);
 	/* Optional: every ll_gate_exit, slot kept or not (auto counts throughput here). */
@@ -66,9 +71,10 @@ extern const struct ll_gate_policy ll_gate_auto_policy;
  * The FIFO slot queue with bounded barging (fifo.c).  One 64-bit word
  * tells the fast paths whether they may bypass the lock:
  *
- *   word = due << 63 | queued << 32 | inside
+ *   word = due << 63 | spin << 62 | queued << 32 | inside
  *     inside  slots held (may exceed limit for a while after it shrinks)
  *     queued  threads asleep in the queue
+ *     spin    a thread back from a suspend waits, running, for a slot
  *     due     the oldest waiter has waited barge_ns: slots go to the queue
  *
  *   enter, fast:  inside < limit && (queued == 0 || !due)  -> CAS inside + 1
@@ -91,7 +97,12 @@ extern const struct ll_gate_policy ll_gate_auto_policy;
  * 1/(pace + 1) of the running slots' time goes idle waiting for woken
  * sleepers, however long the queue.  A thread that gives its slot back to
  * block (suspend) hands it over whether or not due is set: it will not be
- * back to use it.
+ * back to use it; unless spin is set, when the slot is freed as an exit
+ * frees it and the spinning thread takes it, no wake-up paid (the middle
+ * path, off by default: a resuming thread spins for a slot for at most
+ * resume_spin_us, and clears spin in the same CAS that takes a
+ * slot or when it gives up and queues, so a suspend that saw spin set
+ * freed a slot that thread's next try under the lock still finds).
  *
  * Invariants after every step under `lock`: queued == 0 implies !due; due
  * and queued > 0 imply inside >= limit (no overdue waiter sleeps beside a
@@ -114,6 +125,7 @@ struct gate_queue {
 	atomic_int_fast64_t limit;
 	uint64_t barge_ns;          /* 0: strict FIFO, a running thread never passes a sleeper */
 	uint64_t pace;              /* handoff_pace */
+	uint64_t resume_spin_ns;    /* resume_spin_us; 0: a resume never spins */
 	pthread_mutex_t lock;
 	struct gate_waiter *head, *tail;
 	/* Pacing of the handoffs to overdue waiters (see settle()): none is made
@@ -127,12 +139,14 @@ struct gate_queue {
 };
 
 #define GATE_DUE ((uint64_t)1 << 63)
+#define GATE_SPIN ((uint64_t)1 << 62)
 #define GATE_INSIDE(w) ((uint32_t)(w))
-#define GATE_QUEUED(w) ((uint32_t)((w) >> 32) & 0x7fffffffu)
+#define GATE_QUEUED(w) ((uint32_t)((w) >> 32) & 0x3fffffffu)
 
 void gate_queue_init(struct gate_queue *q, int64_t limit, const struct gate_queue_config *c);
 void gate_queue_destroy(struct gate_queue *q);
-int gate_queue_acquire(struct gate_queue *q);
+/* back: returning from a suspend, it may spin for a slot a suspend frees. */
+int gate_queue_acquire(struct gate_queue *q, int back);
 /* away: the thread gives the slot back to block (suspend): a sleeper gets it at once. */
 void gate_queue_release(struct gate_queue *q, int away);
 void gate_queue_stats(struct gate_queue *q, struct ll_gate_stats *s);
