@@ -374,6 +374,8 @@ PLAN_AXES = (("programs", "programs"), ("locks", "locks"), ("lock_opts", "lock o
 def _values(values) -> str:
     if isinstance(values, dict):   # a program's load tests
         return "; ".join(f"{k}: {', '.join(v) or 'its load'}" for k, v in values.items())
+    if not isinstance(values, (list, tuple)):   # one value: a sub-grid's own warm-up
+        return f"{values:g}" if isinstance(values, float) else str(values)
     return ", ".join(str(v) if v != "" else "(defaults)" for v in values)
 
 
@@ -389,7 +391,7 @@ def plan(spec: dict, todo: list[Point], total: int, measured_s: float | None = N
               if spec.get(axis) is not None and not (axis == "programs" and not spec[axis])]
     if spec.get("program_tests"):
         lines.append(f"{'load tests':<14}{_values(spec['program_tests'])}")
-    names = dict(PLAN_AXES)
+    names = {**dict(PLAN_AXES), "warmup": "warm-up s"}
     for title, part in [*(("and shape", s) for s in (spec.get("shapes") or [])[1:]),
                         *(("then", extra) for extra in spec.get("also", []))]:
         lines.append(f"{title:<14}" + "; ".join(f"{names.get(k, k)} {_values(v)}"

@@ -98,6 +98,8 @@ def test_dry_run_prints_the_grid_and_stores_nothing(fake, tmp_path):
     ("quick", 5 * 7 * 3 * 3),             # locks x threads x holds x 3 passes
     ("concurrency-quick", (72 + 12) * 3),  # its grid and its I/O sub-grid, 3 passes
     ("rw", 6 * 7 * 5 * 2 * 3),            # rwlocks x threads x read fractions x holds x 3
+    # its grid, its I/O sub-grid and the settled sub-grid (a warm-up of its own), 3 passes
+    ("concurrency", (528 + 24 + 4) * 3),
 ])
 def test_dry_run_counts_what_the_sweep_would_run(tmp_path, preset, points):
     """With the real locklab-bench, which checks the presets' locks and gates."""
@@ -105,6 +107,8 @@ def test_dry_run_counts_what_the_sweep_would_run(tmp_path, preset, points):
     assert out.returncode == 0, out.stderr
     assert re.search(rf"^points\s+{points} points, about \d", out.stdout, re.M), out.stdout
     assert not (tmp_path / "l.db").exists()
+    if preset == "concurrency":
+        assert re.search(r"^then .*threads 1024; .*; warm-up s \d+$", out.stdout, re.M), out.stdout
 
 
 def test_dry_run_of_a_resume_counts_what_is_left(fake, tmp_path):
