@@ -131,7 +131,7 @@ static unsigned state_clear(ll_own_t *l, unsigned bits)
 }
 
 /* However costly handoffs are, every waiter gets a turn within this: fairness over a second. */
-enum { MAX_ROTATION_NS = 125000000 };
+enum { MAX_ROTATION_NS = 250000000 };
 
 /*
  * The shortest turn: min_turn_ns, or turn_cost_ratio handoffs' worth of
@@ -609,7 +609,7 @@ static const struct ll_knob knobs[] = {
 	LL_KNOB_INT(struct ll_own_config, pollers, -1, -1, 255,
 		    "newcomers that may poll at once instead of queueing (0: none; "
 		    "-1: 32 per CPU the process may use, less one, at most 255)"),
-	LL_KNOB_INT(struct ll_own_config, turn_cost_ratio, 100, 0, 1000,
+	LL_KNOB_INT(struct ll_own_config, turn_cost_ratio, 10, 0, 1000,
 		    "a turn lasts at least this many times a handoff's measured idle time (0: off)"),
 	LL_KNOB_SPIN_DEFAULT(struct ll_own_config, LL_SPIN_YIELD),
 };
