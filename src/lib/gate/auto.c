@@ -50,7 +50,6 @@
  *   N stays within [min, max]; min defaults to the CPU count.
  */
 #include <fcntl.h>
-#include <math.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -64,18 +63,7 @@
 
 #define SHARDS 16
 #define TRACE_LEN 4096
-#define HOLD_MIN 2
-#define HOLD_MAX 64
-#define PAIRS_MIN 3
-#define PAIRS_MAX 8
-#define BLOCK 2
-#define GAIN_UP 1.03
-#define KEEP_DOWN 0.98
-#define CLAMP 0.5
-#define STARVED_CPUS 0.25
-#define SLACK 1.5
 #define IDLE_WINDOW 16
-#define WARMUP_INTERVALS 2
 
 struct auto_config {
 	struct ll_gate_common_config common;
@@ -83,8 +71,6 @@ struct auto_config {
 	int64_t interval_us;
 	struct gate_queue_config queue;
 };
-
-enum phase { HOLD, PROBE };
 
 struct auto_gate {
 	struct gate_queue q;
@@ -96,18 +82,9 @@ struct auto_gate {
 
 	/* The controller: everything below is guarded by ctl. */
 	alignas(64) pthread_mutex_t ctl;
-	int64_t n, min, max;
+	int64_t n;                   /* the N applied to the queue */
+	struct auto_ctl c;           /* the decisions (auto_ctl.c) */
 	uint64_t interval_ns, created_ns, last_ns, last_exits, last_cpu_ns;
-	enum phase phase;
-	int intervals, dir, rejects;
-	uint64_t seen;
-	int queued, starved_probe;   /* anyone queued this hold / probe; a starved probe */
-	uint32_t inside_peak;        /* the most seen inside this hold */
-	int64_t from, to;            /* a probe: N and N', taken in turns */
-	int starved_off;             /* a starved probe failed; idle CPUs have not gone since */
-	double x_to;                 /* X at N' in this pair's first block */
-	int pairs;
-	double r_sum, r_sq;          /* log(X at N' / X at N), summed over pairs */
 	int stat_fd;                                 /* /proc/stat, kept open */
 	unsigned long long last_idle, last_total;
 	unsigned long long idle_ring[IDLE_WINDOW], total_ring[IDLE_WINDOW];
@@ -161,12 +138,8 @@ static void *auto_create(const void *config)
 		return NULL;
 	memset(g, 0, sizeof(*g));
 	int cpus = ll_cpus_usable();
-	g->min = c->min ? c->min : cpus;
-	g->max = c->max;
-	if (g->max < g->min)
-		g->max = g->min;
-	g->n = c->common.n ? c->common.n : 2 * cpus;
-	g->n = g->n < g->min ? g->min : g->n > g->max ? g->max : g->n;
+	auto_ctl_init(&g->c, c->common.n ? c->common.n : 2 * cpus, c->min ? c->min : cpus, c->max);
+	g->n = g->c.n;
 	gate_queue_init(&g->q, g->n, &c->queue);
 	for (int i = 0; i < SHARDS; i++)
 		atomic_init(&g->exits[i].n, 0);
@@ -179,8 +152,6 @@ static void *auto_create(const void *config)
 	g->stat_fd = open("/proc/stat", O_RDONLY | O_CLOEXEC);
 	if (!read_ticks(g->stat_fd, &g->last_idle, &g->last_total))
 		g->last_idle = g->last_total = 0;
-	g->dir = +1;
-	g->phase = HOLD;
 	g->n_min = g->n_max = g->n;
 	return g;
 }
@@ -204,7 +175,6 @@ static void account(struct auto_gate *g, uint64_t now)
 
 static void set_n(struct auto_gate *g, int64_t n, uint64_t now)
 {
-	n = n < g->min ? g->min : n > g->max ? g->max : n;
 	if (n == g->n)
 		return;
 	account(g, now);
@@ -215,61 +185,6 @@ static void set_n(struct auto_gate *g, int64_t n, uint64_t now)
 	if (n > g->n_max)
 		g->n_max = n;
 	gate_queue_set_limit(&g->q, n);
-}
-
-/* Begin a probe from N towards `dir`; 0 if N is at its bound that way. */
-static int start_probe(struct auto_gate *g, int dir, int starved, uint64_t now)
-{
-	int64_t to = dir > 0 ? g->n * (starved ? 4 : 2) : g->n / 2;
-	to = to < g->min ? g->min : to > g->max ? g->max : to;
-	if (to == g->n)
-		return 0;
-	g->dir = dir;
-	g->from = g->n;
-	g->to = to;
-	g->starved_probe = starved;
-	g->pairs = 0;
-	g->r_sum = g->r_sq = 0;
-	g->phase = PROBE;
-	g->intervals = 0;
-	g->queued = 0;
-	set_n(g, to, now);
-	return 1;
-}
-
-static void hold(struct auto_gate *g)
-{
-	g->phase = HOLD;
-	g->intervals = 0;
-	g->queued = 0;
-	g->inside_peak = 0;
-}
-
-/*
- * A probe's verdict from the pairs so far: +1 keep N', -1 keep N, 0 not yet.
- * Each pair gives r = log(X at N' / X at N), clamped to +-CLAMP so that one
- * dip (a preempted holder, a neighbour's burst) counts as a large difference,
- * not a huge one.  With the mean m and its standard error e: up is kept when
- * m - e clears log(GAIN_UP) and dropped when m + e does not; down is dropped
- * when m + e is below log(KEEP_DOWN) and kept when m - e is above it.  After
- * PAIRS_MAX pairs a doubt keeps the smaller N: when N' and N serve alike,
- * fewer threads inside is the safer of the two.
- */
-static int verdict(const struct auto_gate *g)
-{
-	if (g->pairs < PAIRS_MIN)
-		return 0;
-	double k = g->pairs, m = g->r_sum / k;
-	double var = (g->r_sq - k * m * m) / (k - 1);
-	double e = sqrt((var > 0 ? var : 0) / k);
-	double bar = log(g->dir > 0 ? GAIN_UP : KEEP_DOWN);
-	if (m - e >= bar)
-		return +1;
-	if (m + e < bar)
-		return -1;
-	if (g->pairs < PAIRS_MAX)
-		return 0;
-	return g->dir > 0 ? -1 : +1;
 }
 
 static void trace(struct auto_gate *g, uint64_t now, double x, double cpus, double idle)
@@ -311,81 +226,12 @@ static void control(struct auto_gate *g, uint64_t now)
 	double cpus = (double)(cpu - g->last_cpu_ns) / 1e9 / dt;
 	double idle = idle_cpus(g);
 	int queued = atomic_exchange_explicit(&g->contended, 0, memory_order_relaxed);
-	int starved = queued && idle >= STARVED_CPUS;
+	uint32_t inside = GATE_INSIDE(atomic_load_explicit(&g->q.word, memory_order_relaxed));
 
 	g->last_ns = now;
 	g->last_exits = exits;
 	g->last_cpu_ns = cpu;
-	if (++g->seen <= WARMUP_INTERVALS) {
-		/* Threads still starting: nothing measured here says anything about N. */
-		trace(g, now, x, cpus, idle);
-		return;
-	}
-	g->queued |= queued;
-	if (g->phase == PROBE) {
-		/* Blocks of BLOCK intervals, at N' and at N in turns; only a block's
-		 * last interval counts: the first carries what the other N left
-		 * behind (threads still to leave, parked in a lock's queue). */
-		int k = g->intervals++, block = k / BLOCK, v = 0;
-		if (g->intervals % BLOCK == 0) {
-			if (block % 2 == 0) {
-				g->x_to = x;
-			} else {
-				double r = x > 0 && g->x_to > 0 ? log(g->x_to / x) : g->x_to > 0 ? CLAMP : -CLAMP;
-				r = r > CLAMP ? CLAMP : r < -CLAMP ? -CLAMP : r;
-				g->pairs++;
-				g->r_sum += r;
-				g->r_sq += r * r;
-				v = verdict(g);
-			}
-		}
-		if (!v) {
-			set_n(g, (g->intervals / BLOCK) % 2 ? g->from : g->to, now);
-		} else {
-			if (v > 0) {
-				set_n(g, g->to, now);
-				g->rejects = 0;
-				/* Go on the same way at once (upwards only while N binds). */
-				if ((g->dir < 0 || g->queued) && start_probe(g, g->dir, 0, now))
-					goto out;
-			} else {
-				set_n(g, g->from, now);
-				if (g->starved_probe)
-					g->starved_off = 1;
-				g->dir = -g->dir;
-				if ((HOLD_MIN << g->rejects) < HOLD_MAX)
-					g->rejects++;
-			}
-			hold(g);
-		}
-		goto out;
-	}
-	uint32_t inside = GATE_INSIDE(atomic_load_explicit(&g->q.word, memory_order_relaxed));
-	if (inside > g->inside_peak)
-		g->inside_peak = inside;
-	g->intervals++;
-	if (idle < STARVED_CPUS)
-		g->starved_off = 0;
-	if (starved && !g->starved_off) {
-		if (!start_probe(g, +1, 1, now))
-			hold(g);
-	} else if (g->intervals >= (HOLD_MIN << g->rejects)) {
-		if (!g->queued) {
-			/* N does not bind. Where it is far above what is used, bring it down
-			 * (that changes nothing now, and lets a later change be seen);
-			 * otherwise only a step down can teach anything. */
-			int64_t used = (int64_t)(SLACK * g->inside_peak) + 1;
-			if (used < g->n && g->n > g->min)
-				set_n(g, used, now);
-			else
-				start_probe(g, -1, 0, now);
-			if (g->phase == HOLD)
-				hold(g);
-		} else if (!start_probe(g, g->dir, 0, now) && !start_probe(g, -g->dir, 0, now)) {
-			hold(g);
-		}
-	}
-out:
+	set_n(g, auto_ctl_step(&g->c, x, idle, queued, inside), now);
 	trace(g, now, x, cpus, idle);
 }
 

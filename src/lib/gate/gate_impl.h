@@ -154,4 +154,29 @@ void gate_queue_reset_stats(struct gate_queue *q);
 /* A new N: a larger one admits queued threads at once, a smaller one lets slots drain. */
 void gate_queue_set_limit(struct gate_queue *q, int64_t limit);
 
+/*
+ * auto's controller (auto_ctl.c), apart from its measurements so that a test
+ * can feed it synthetic ones: auto.c measures each interval and applies the N
+ * that auto_ctl_step returns.  The state is the caller's; one thread at a time.
+ */
+struct auto_ctl {
+	int64_t n, min, max;
+	int probing;                 /* 0: holding N; 1: a probe of N' against N */
+	int intervals, dir, rejects;
+	uint64_t seen;
+	int queued, starved_probe;   /* anyone queued this hold / probe; a starved probe */
+	uint32_t inside_peak;        /* the most seen inside this hold */
+	int64_t from, to;            /* a probe: N and N', taken in turns */
+	int starved_off;             /* a starved probe failed; idle CPUs have not gone since */
+	double x_to;                 /* X at N' in this pair's first block */
+	int pairs;
+	double r_sum, r_sq;          /* log(X at N' / X at N), summed over pairs */
+};
+
+/* N to start from, clamped to [min, max] (max raised to min if below it). */
+void auto_ctl_init(struct auto_ctl *c, int64_t n, int64_t min, int64_t max);
+/* One interval's measurements: X (exits per second), the idle CPUs, whether
+ * anybody queued, the threads inside now.  Returns the N to apply. */
+int64_t auto_ctl_step(struct auto_ctl *c, double x, double idle, int queued, uint32_t inside);
+
 #endif
