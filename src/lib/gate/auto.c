@@ -1,6 +1,7 @@
 /*
  * auto.c: the `auto` policy: fifo's queue (gate_queue) with N chosen
- * by a feedback loop instead of by the administrator.
+ * by a feedback loop instead of by the administrator.  This file measures;
+ * auto_ctl.c decides, as stated here.
  *
  * What it measures, every `interval_us` (default 5 ms), with no thread of
  * its own (the exit that finds the interval over runs the controller under
@@ -27,12 +28,14 @@
  *           the first interval of a block is thrown away (it carries what the
  *           other N left behind: threads still to leave, waiters parked in a
  *           lock's queue, and which N it hurts depends on the order); each
- *           pair of blocks gives log(X at N' / X at N).  See verdict(): after
- *           3 to 8 pairs, up (N' = 2 N) is kept for a gain of 3% beyond one
- *           standard error, down (N' = N / 2) unless it costs 2% beyond one;
- *           in doubt the smaller N is kept.  Pairing cancels the machine's
- *           drift over the probe; one 5 ms interval in five is a dip to 60%
- *           or less, which the clamp keeps from deciding alone.  A kept probe
+ *           pair of blocks gives log(X at N' / X at N), clamped to +-15%.  See
+ *           verdict(): after 2 to 8 pairs, up (N' = 2 N) is kept for a gain
+ *           of 1% beyond one standard error, down (N' = N / 2) unless it
+ *           costs 2% beyond one; in doubt N stays as it was.  Pairing cancels
+ *           the machine's drift over the probe; one 5 ms interval in five is
+ *           a dip to 60% or less, which the clamp keeps from deciding alone
+ *           and from drowning gains of a few percent (pthread's, where each
+ *           doubling up to 64 pays 2-10%) in its standard error.  A kept probe
  *           goes on the same way at once; a failed one leaves N where it was,
  *           and the next probe goes the other way
  *   starved (threads queue while at least 0.25 CPUs idle: admitted threads
@@ -45,8 +48,9 @@
  *           CPUs have gone once
  *   nobody queued: N does not bind. If it is above 1.5x the most threads seen
  *           inside, it comes down to that (nothing changes now; a change of
- *           the workload is then seen at once); otherwise it is probed
- *           downwards only, since more N cannot change anything
+ *           the workload is then seen at once).  It is never probed below the
+ *           threads seen inside: that could only throttle them, and N got
+ *           above them by an up-probe that paid (or started there)
  *   N stays within [min, max]; min defaults to the CPU count.
  */
 #include <fcntl.h>

@@ -9,12 +9,12 @@
 
 #define HOLD_MIN 2
 #define HOLD_MAX 64
-#define PAIRS_MIN 3
+#define PAIRS_MIN 2
 #define PAIRS_MAX 8
 #define BLOCK 2
-#define GAIN_UP 1.03
+#define GAIN_UP 1.01
 #define KEEP_DOWN 0.98
-#define CLAMP 0.5
+#define CLAMP 0.15
 #define STARVED_CPUS 0.25
 #define SLACK 1.5
 #define WARMUP_INTERVALS 2
@@ -59,13 +59,15 @@ static void hold(struct auto_ctl *c)
 
 /*
  * A probe's verdict from the pairs so far: +1 keep N', -1 keep N, 0 not yet.
- * Each pair gives r = log(X at N' / X at N), clamped to +-CLAMP so that one
- * dip (a preempted holder, a neighbour's burst) counts as a large difference,
- * not a huge one.  With the mean m and its standard error e: up is kept when
- * m - e clears log(GAIN_UP) and dropped when m + e does not; down is dropped
- * when m + e is below log(KEEP_DOWN) and kept when m - e is above it.  After
- * PAIRS_MAX pairs a doubt keeps the smaller N: when N' and N serve alike,
- * fewer threads inside is the safer of the two.
+ * Each pair gives r = log(X at N' / X at N), clamped to +-CLAMP (15%): a dip
+ * to half (a preempted holder, a neighbour's burst; about one interval in
+ * five on 2 CPUs) then weighs as a clear difference, not as four of them, and
+ * no longer swamps the standard error, which real differences of 2-10% must
+ * clear.  With the mean m and its standard error e: up is kept when m - e
+ * clears log(GAIN_UP) and dropped when m + e does not; down is dropped when
+ * m + e is below log(KEEP_DOWN) and kept when m - e is above it.  After
+ * PAIRS_MAX pairs a doubt keeps N as it was, either way: a doubt that kept
+ * the smaller N let noise walk N down where larger N pays (pthread).
  */
 static int verdict(const struct auto_ctl *c)
 {
@@ -81,7 +83,7 @@ static int verdict(const struct auto_ctl *c)
 		return -1;
 	if (c->pairs < PAIRS_MAX)
 		return 0;
-	return c->dir > 0 ? -1 : +1;
+	return -1;
 }
 
 /* A probe's interval: blocks of BLOCK intervals, at N' and at N in turns. */
@@ -144,12 +146,14 @@ int64_t auto_ctl_step(struct auto_ctl *c, double x, double idle, int queued, uin
 	} else if (c->intervals >= (HOLD_MIN << c->rejects)) {
 		if (!c->queued) {
 			/* N does not bind. Where it is far above what is used, bring it down
-			 * (that changes nothing now, and lets a later change be seen);
-			 * otherwise only a step down can teach anything. */
+			 * (that changes nothing now, and lets a later change be seen).  A
+			 * step down below the threads seen inside would only throttle them:
+			 * N got above them by an up-probe that paid, or by the clients'
+			 * own count, so nothing is probed. */
 			int64_t used = (int64_t)(SLACK * c->inside_peak) + 1;
 			if (used < c->n && c->n > c->min)
 				c->n = clamp_n(c, used);
-			else
+			else if (c->n / 2 >= (int64_t)c->inside_peak)
 				start_probe(c, -1, 0);
 			if (!c->probing)
 				hold(c);
