@@ -38,6 +38,13 @@
  * hundreds of clients.  Before the calm spells an overdue queue was drained
  * in strict order, a handoff per transaction, which at N = 1 with 1024
  * clients never ended.
+ *
+ * A suspend (the thread blocks: I/O) hands its slot to the head only while
+ * the slots left held are fewer than the CPUs, when the slot is a CPU that
+ * would idle.  With N above the CPU count and that many others inside, it
+ * frees the slot as an exit does, for a thread back from its own suspend or
+ * the next to arrive: handing over cost a wake-up per suspend and a sleep in
+ * the queue per resume (docs/admission.md, "fifo with suspend").
  */
 #include <sched.h>
 #include <stdlib.h>
