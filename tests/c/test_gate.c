@@ -18,6 +18,7 @@
  *
  * No timing thresholds: the watchdog turns a hang into a failure.
  */
+#include <sched.h>
 #include <stdatomic.h>
 #include <string.h>
 #include <time.h>
@@ -421,6 +422,89 @@ static void barge_to_a_resuming_thread(void)
 	ll_gate_destroy(brg.g);
 }
 
+/* Holders that keep a slot until told to leave. */
+static struct {
+	atomic_int in, go;
+} hld;
+
+static void *holder_main(void *arg)
+{
+	(void)arg;
+	ll_gate_thread_t me = { 0 };
+	ll_gate_enter(brg.g, &me);
+	atomic_fetch_add(&hld.in, 1);
+	while (!atomic_load(&hld.go))
+		sched_yield();
+	ll_gate_leave(brg.g, &me);
+	atomic_fetch_sub(&hld.in, 1);
+	return NULL;
+}
+
+static int cpus_usable(void)
+{
+	cpu_set_t set;
+	return sched_getaffinity(0, sizeof(set), &set) ? 1 : CPU_COUNT(&set);
+}
+
+/*
+ * N above the CPU count, every slot held, B asleep in the queue: A's suspend,
+ * with CPU-count others still inside, frees its slot for a running thread (no
+ * handoff, B still asleep), and A's resume takes it back directly.  With fewer
+ * others inside than CPUs, A's suspend hands the slot to B (the CPU would idle).
+ */
+static void barge_suspend_above_the_cpus(void)
+{
+	char buf[128];
+	struct ll_gate_stats st;
+	int cpus = cpus_usable(), n = cpus + 2;
+	int len = snprintf(buf, sizeof(buf), "n=%d,tickets=0,barge_us=10000000", n);
+	if (!strcmp(policy, "auto"))
+		snprintf(buf + len, sizeof(buf) - (size_t)len, ",min=%d,max=%d", n, n);
+	brg.g = make_gate(buf);
+	atomic_store(&brg.b_in, 0);
+	atomic_store(&brg.b_go, 0);
+	atomic_store(&hld.in, 0);
+	atomic_store(&hld.go, 0);
+	ll_gate_thread_t a = { 0 };
+	ll_gate_enter(brg.g, &a);
+	pthread_t *h = calloc((size_t)n, sizeof(*h)), b;
+	CHECK(h, "calloc");
+	for (int i = 0; i < n - 1; i++)
+		CHECK(pthread_create(&h[i], NULL, holder_main, NULL) == 0, "create");
+	while (atomic_load(&hld.in) < n - 1)
+		sched_yield();
+	CHECK(pthread_create(&b, NULL, barge_b, NULL) == 0, "create");
+	do {
+		sched_yield();
+		ll_gate_get_stats(brg.g, &st);
+	} while (st.waiting == 0);
+	ll_gate_suspend(brg.g, &a);
+	ll_gate_get_stats(brg.g, &st);
+	CHECK(st.handoffs == 0 && st.waiting == 1 && !atomic_load(&brg.b_in),
+	      "%d others inside on %d CPUs: a suspend handed its slot over (%llu handoffs, B in %d)",
+	      n - 1, cpus, (unsigned long long)st.handoffs, atomic_load(&brg.b_in));
+	ll_gate_resume(brg.g, &a);
+	ll_gate_get_stats(brg.g, &st);
+	CHECK(a.inside && st.handoffs == 0 && st.barges == 1 && st.waiting == 1,
+	      "resume did not take the freed slot: %llu handoffs, %llu barges, %llu waiting",
+	      (unsigned long long)st.handoffs, (unsigned long long)st.barges,
+	      (unsigned long long)st.waiting);
+	/* The holders leave (their slots free, B not overdue); A's next suspend,
+	 * with nobody else inside, hands its slot to B. */
+	atomic_store(&hld.go, 1);
+	for (int i = 0; i < n - 1; i++)
+		pthread_join(h[i], NULL);
+	ll_gate_suspend(brg.g, &a);
+	while (!atomic_load(&brg.b_in))   /* the watchdog fires if B never gets in */
+		sched_yield();
+	atomic_store(&brg.b_go, 1);
+	pthread_join(b, NULL);
+	ll_gate_resume(brg.g, &a);
+	ll_gate_leave(brg.g, &a);
+	free(h);
+	ll_gate_destroy(brg.g);
+}
+
 static int test_barge(void)
 {
 	test_watchdog("gate barge", 300);
@@ -486,6 +570,7 @@ static int test_barge(void)
 	ll_gate_destroy(brg.g);
 
 	barge_to_a_resuming_thread();
+	barge_suspend_above_the_cpus();
 	printf("%s: barging ok\n", policy);
 	return 0;
 }

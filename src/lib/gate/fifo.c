@@ -38,6 +38,13 @@
  * hundreds of clients.  Before the calm spells an overdue queue was drained
  * in strict order, a handoff per transaction, which at N = 1 with 1024
  * clients never ended.
+ *
+ * A suspend (the thread blocks: I/O) hands its slot to the head only while
+ * the slots left held are fewer than the CPUs, when the slot is a CPU that
+ * would idle.  With N above the CPU count and that many others inside, it
+ * frees the slot as an exit does, for a thread back from its own suspend or
+ * the next to arrive: handing over cost a wake-up per suspend and a sleep in
+ * the queue per resume (docs/admission.md, "fifo with suspend").
  */
 #include <sched.h>
 #include <stdlib.h>
@@ -318,12 +325,33 @@ int gate_queue_acquire(struct gate_queue *q, int back)
 	}
 }
 
+/*
+ * Does a suspend, which will not be back for a while, hand its slot to the
+ * head?  Only when the slots left held are fewer than the CPUs: then the
+ * slot is a CPU that would idle until a sleeper's deadline.  With that many
+ * held or more (N above the CPU count), the slot is taken by a thread back
+ * from its own suspend, or by the next to arrive, as InnoDB's gate lets it,
+ * and the wake-up and the resuming thread's sleep in the queue are saved.
+ */
+static int suspend_hands_over(const struct gate_queue *q, uint64_t w)
+{
+	return GATE_INSIDE(w) - 1 < (uint32_t)q->cpus;
+}
+
+/* Is a slot given back (away: by a suspend) freed, not handed to the head? */
+static int release_frees(const struct gate_queue *q, uint64_t w, int away)
+{
+	return GATE_QUEUED(w) == 0 ||
+	       (!(w & GATE_DUE) && (!away || (w & GATE_SPIN) || !suspend_hands_over(q, w)));
+}
+
 void gate_queue_release(struct gate_queue *q, int away)
 {
 	uint64_t w = atomic_load_explicit(&q->word, memory_order_relaxed);
-	/* A suspend frees the slot as an exit does while a resuming thread spins
-	 * for one (and nobody is overdue): that thread takes it, no wake-up. */
-	while (GATE_QUEUED(w) == 0 || (!(w & GATE_DUE) && (!away || (w & GATE_SPIN)))) {
+	/* A suspend frees the slot as an exit does (nobody overdue) while a
+	 * resuming thread spins for one, or while the others inside are enough
+	 * to keep every CPU busy: a running thread takes it, no wake-up. */
+	while (release_frees(q, w, away)) {
 		if (atomic_compare_exchange_weak_explicit(&q->word, &w, w - 1, memory_order_release,
 							  memory_order_relaxed))
 			return;
@@ -332,8 +360,10 @@ void gate_queue_release(struct gate_queue *q, int away)
 	struct gate_waiter *admit = NULL, **last = &admit;
 	pthread_mutex_lock(&q->lock);
 	w = atomic_load_explicit(&q->word, memory_order_relaxed);
-	if (GATE_QUEUED(w) == 0 || GATE_INSIDE(w) > queue_limit(q)) {
-		/* Nobody left to hand to (another exit took the last), or N shrank. */
+	if (GATE_QUEUED(w) == 0 || GATE_INSIDE(w) > queue_limit(q) ||
+	    (away && release_frees(q, w, away))) {
+		/* Nobody left to hand to (another exit took the last), N shrank, or
+		 * what made a suspend hand over changed meanwhile. */
 		atomic_fetch_sub_explicit(&q->word, 1, memory_order_release);
 	} else {
 		/* The slot passes to the head as it is: inside stays, queued - 1. */

@@ -96,9 +96,10 @@ extern const struct ll_gate_policy ll_gate_auto_policy;
  * once.  So overdue waiters are served in order, one per spell, and at most
  * 1/(pace + 1) of the running slots' time goes idle waiting for woken
  * sleepers, however long the queue.  A thread that gives its slot back to
- * block (suspend) hands it over whether or not due is set: it will not be
- * back to use it; unless spin is set, when the slot is freed as an exit
- * frees it and the spinning thread takes it, no wake-up paid (the middle
+ * block (suspend) hands it over when due is set, or when fewer than the
+ * CPU count would be left inside (the slot is an idle CPU otherwise); with
+ * that many left and due clear, or while spin is set, the slot is freed as an exit
+ * frees it, for a running thread, no wake-up paid (spin: the middle
  * path, off by default: a resuming thread spins for a slot for at most
  * resume_spin_us, and clears spin in the same CAS that takes a
  * slot or when it gives up and queues, so a suspend that saw spin set
