@@ -9,6 +9,8 @@
  *   test_locks innodb56-events  two innodb56 locks sharing an event, contended
  *   test_locks ll-pollers       ll's pollers: the knob's bounds, the count never above
  *                               it and back to 0, timed waits among the pollers
+ *   test_locks ll-drain         ll's parked waiters pass a free lock without waiting
+ *                               for the end of a turn
  *   test_locks config           registry and option errors
  *
  * ctest runs each test for each algorithm of src/lib/locks/algorithms.def and
@@ -944,6 +946,76 @@ static int test_ll_pollers(void)
 	return 0;
 }
 
+/*
+ * ---- ll-drain: the queue drains while the lock is free, however long the turns ----
+ *
+ * A holder grants the lock to the heir only at the end of its turn; when the
+ * lock goes free between turns (the holder sleeps in I/O outside it), the
+ * heir must still be woken by a release, or the parked threads behind it wait
+ * out whole turns while the CPUs idle.  Turns of 4 s and no pollers: every
+ * waiter is the heir or parked.  Once the holder lets go, each takes the lock
+ * once, holds it 20 ms (longer than a wake-up, so that each promoted heir
+ * finds it held) and leaves; all must be through long before one turn.
+ */
+enum { DRAIN_THREADS = 4 };
+
+static ll_own_t drain_lock;
+static atomic_int drain_started, drain_done;
+
+static void *drain_main(void *p)
+{
+	(void)p;
+	atomic_fetch_add(&drain_started, 1);
+	ll_own_lock(&drain_lock);
+	atomic_fetch_add(&drain_done, 1);
+	usleep(20000);
+	ll_own_unlock(&drain_lock);
+	return NULL;
+}
+
+static double since_s(const struct timespec *t0)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)(t.tv_sec - t0->tv_sec) + (double)(t.tv_nsec - t0->tv_nsec) / 1e9;
+}
+
+static int test_ll_drain(void)
+{
+	struct ll_error err;
+	struct ll_own_config cfg;
+	const struct ll_lock_ops *ops = ll_algo_find("ll", &err);
+	CHECK(ops, "no ll ops table: %s", err.msg);
+	ll_config_defaults(ops, &cfg);
+	cfg.pollers = 0;
+	cfg.handoff_ns = cfg.rotation_ns = cfg.min_turn_ns = LL_OWN_MAX_NS;
+	CHECK(ll_own_init(&drain_lock, &cfg) == 0, "long-turn config refused");
+	test_watchdog("ll-drain", 120);
+
+	ll_own_lock(&drain_lock);
+	pthread_t t[DRAIN_THREADS];
+	for (int i = 0; i < DRAIN_THREADS; i++)
+		CHECK(pthread_create(&t[i], NULL, drain_main, NULL) == 0, "pthread_create");
+	/* Until every thread has arrived and the queue has formed (a heir and parked threads). */
+	while (atomic_load(&drain_started) < DRAIN_THREADS ||
+	       !(atomic_load(&drain_lock.state) & LL_LL_PARKED))
+		usleep(1000);
+	usleep(100000);
+	struct timespec t0;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	ll_own_unlock(&drain_lock);
+	for (int i = 0; i < DRAIN_THREADS; i++)
+		pthread_join(t[i], NULL);
+	double took = since_s(&t0);
+	CHECK(atomic_load(&drain_done) == DRAIN_THREADS, "%d of %d through",
+	      atomic_load(&drain_done), DRAIN_THREADS);
+	CHECK(took < 2.0, "%d waiters took %.2f s to pass a free lock with 4 s turns", DRAIN_THREADS,
+	      took);
+	printf("ll-drain: %d waiters (a heir and a parked queue) through a free lock in %.3f s "
+	       "with 4 s turns\n", DRAIN_THREADS, took);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct test_case tests[] = {
@@ -951,11 +1023,11 @@ int main(int argc, char **argv)
 		{ "timed", test_timed, 1 },         { "wakeup", test_wakeup, 1 },
 		{ "nested", test_nested, 0 },       { "config", test_config, 0 },
 		{ "innodb56-events", test_innodb56_events, 0 },
-		{ "ll-pollers", test_ll_pollers, 0 },
+		{ "ll-pollers", test_ll_pollers, 0 }, { "ll-drain", test_ll_drain, 0 },
 	};
 	const struct test_case *t = test_pick(argc, argv, tests, sizeof(tests) / sizeof(tests[0]),
 					      "exclusion|trylock|timed|wakeup ALGO | nested | config | "
-					      "innodb56-events | ll-pollers",
+					      "innodb56-events | ll-pollers | ll-drain",
 					      &algo);
 	return t ? t->run() : 2;
 }

@@ -131,7 +131,7 @@ static unsigned state_clear(ll_own_t *l, unsigned bits)
 }
 
 /* However costly handoffs are, every waiter gets a turn within this: fairness over a second. */
-enum { MAX_ROTATION_NS = 250000000 };
+enum { MAX_ROTATION_NS = 125000000 };
 
 /*
  * The shortest turn: min_turn_ns, or turn_cost_ratio handoffs' worth of
@@ -380,17 +380,21 @@ static int heir_look(ll_own_t *l, unsigned parity)
  * spin (the pollers keep the CPUs busy).  Two ways to sleep:
  *   SLEEPING set: the next release wakes us (the lock may be going idle);
  *   napping: the holder's grant at the end of its turn wakes us, and after
- *     a turn and 50 us we look anyway.  A heir promoted
- *     from the queue naps from the start (the queue says the lock is busy);
- *     a heir that found the slot free naps after a wake-up found the lock
- *     taken again: the holder re-acquires back to back, and waking on its
- *     releases would only burn CPU.
+ *     a turn and 50 us we look anyway.  A heir naps only after a wake-up
+ *     found the lock taken again: the holder re-acquires back to back, and
+ *     waking on its releases would only burn CPU.  Every heir starts
+ *     asleep with SLEEPING, a promoted one too: where the lock goes free
+ *     between turns (its holders block outside it), the release wakes the
+ *     heir, which takes the lock and promotes the next, so the queue drains
+ *     at the pace of releases and not of one grant per turn.  (Promoted
+ *     heirs that napped from the start, taking the queue to mean a busy
+ *     lock, left most CPUs idle under I/O once turns were long: docs/ll.md.)
  */
 static int heir_wait(ll_own_t *l, unsigned parity, const struct timespec *abs_mono,
 		     uint32_t queued)
 {
 	const uint64_t nap_ns = turn_ns(l, queued) + 50000;
-	int nap = queued > 0;
+	int nap = 0;
 
 	for (;;) {
 		int got = heir_look(l, parity);
@@ -609,7 +613,7 @@ static const struct ll_knob knobs[] = {
 	LL_KNOB_INT(struct ll_own_config, pollers, -1, -1, 255,
 		    "newcomers that may poll at once instead of queueing (0: none; "
 		    "-1: 32 per CPU the process may use, less one, at most 255)"),
-	LL_KNOB_INT(struct ll_own_config, turn_cost_ratio, 10, 0, 1000,
+	LL_KNOB_INT(struct ll_own_config, turn_cost_ratio, 100, 0, 1000,
 		    "a turn lasts at least this many times a handoff's measured idle time (0: off)"),
 	LL_KNOB_SPIN_DEFAULT(struct ll_own_config, LL_SPIN_YIELD),
 };
