@@ -1,12 +1,13 @@
 #!/usr/bin/env python3
 """The rwlocks against glibc's, measured in turns: docs/rwlocks.md's figures.
 
-  rw-figures.py [ROUNDS] [SECONDS] [--locks 'LOCK [OPTS];...'] [--points T:PCT,...]
+  rw-figures.py [ROUNDS] [SECONDS] [--locks 'LOCK [OPTS] [@BUILD_DIR];...'] [--points T:PCT,...]
 
 Each point (threads, read-pct, hold 0) runs every rwlock once per round, the order
 rotating from round to round, so that drift and other load fall on every lock; every
 figure is the median of the rounds (ROUNDS defaults to 3, SECONDS per run to 1), and
-each lock's ratio is taken against pthread's median of the same point.  Read-only points
+each lock's ratio is taken against pthread's median of the same point.  A lock given
+with @BUILD_DIR runs that build's locklab-bench (an older build of the same lock, say).  Read-only points
 time one op in 2^20 (no clock reads in the loop to speak of); the others one in 16 of
 each class, for the writers' wait.  Run it under
 the exclusive benchmark lock: flock /tmp/locklab-bench.lock scripts/rw-figures.py
@@ -27,8 +28,10 @@ POINTS = [(1, "100"), (2, "100"), (64, "99.9"), (256, "99.9"), (64, "50")]
 
 
 def point(lock: str, threads: int, pct: str, seconds: str) -> dict:
-    name, _, opts = lock.partition(" ")
-    cmd = [str(BENCH), "bench", "--workload", "rw", "--lock", name, "--threads", str(threads),
+    lock, _, build = lock.partition("@")
+    name, _, opts = lock.strip().partition(" ")
+    bench = Path(build.strip()) / "locklab-bench" if build else BENCH
+    cmd = [str(bench), "bench", "--workload", "rw", "--lock", name, "--threads", str(threads),
            "--read-pct", pct, "--hold-ns", "0", "--duration", seconds, "--warmup", "0.3",
            "--json", "--sample-every", "1048576" if pct == "100" else "16"]
     if opts:

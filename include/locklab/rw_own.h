@@ -1,6 +1,7 @@
 /*
  * rw_own.h: the project's own rwlock, `ll` in the rwlock table (ll_rw_own_t
- * in C): a read side that writes no shared cache line while the bias is on,
+ * in C): a read side that writes no cache line another CPU writes while the
+ * bias is on,
  * writers that readers cannot starve, every wait a futex sleep with a
  * deadline.
  *
@@ -14,7 +15,7 @@
  *     P  the writer holds the lock or waits for the slow readers inside
  *        to leave: no slow reader enters
  *     G  the writer waits for the readers the previous writer blocked to enter
- *     B  the bias: readers take the fast path (their own slots)
+ *     B  the bias: readers take the fast path (slots of the readers' table)
  *     R  the writer revokes the bias (waits for the fast readers): slow
  *        readers still enter, none turns B on
  *     W  a writer owns the writer side (wrlock to unlock): one at a time
@@ -28,32 +29,37 @@
  *   rwaiting  readers blocked by P, counted until they enter or give up
  *   spin_iters, inhibit, bias_on, bias_after: the knobs and the bias timer
  *
- * Shared by every lock, one record per thread that read-locks (128 bytes,
- * kept for the next thread when its thread exits): a line of 8 slots where
- * the thread writes the address of each lock it holds through the fast path
- * (address | 1: a slow hold, recorded for recursion only), and a private line
- * of recursion counts and the thread's slow-read count.
+ * Shared by every lock: the table of visible readers, one 64-byte line of 8
+ * slots per CPU (the CPUs configured, rounded up to a power of two).  A fast
+ * reader claims a free slot of the line of the CPU it runs on (or of the next
+ * line) and writes the lock's address there; threads on one CPU take turns on
+ * its line, so the line stays in that CPU's cache.  A revoking writer reads
+ * every line: as many as there are CPUs, however many threads read.  Each
+ * reading thread also has a private record (192 bytes, kept for the next
+ * thread when its thread exits): the locks it holds, each hold's slot in the
+ * table (address | 1 for a slow hold) and its recursion counts.
  *
- *   fast rdlock   B set: store the lock's address in a free slot of the
- *                 thread's own line (seq_cst: one locked instruction on a
- *                 line no other thread writes), reload the word: B still
- *                 set, done
- *   fast unlock   release-store 0 in the slot; load revoker (1: wake it)
+ *   fast rdlock   B set: CAS the lock's address into a free slot of the
+ *                 CPU's line (seq_cst: one locked instruction on a line that
+ *                 no other CPU writes), reload the word: B still set, done
+ *   fast unlock   release-store 0 in the slot the hold took (wherever the
+ *                 thread runs now); load revoker (1: wake it)
  *   slow rdlock   CAS word + 1 while P is clear, else poll spin_ns, then
  *                 sleep on rseq
  *   wrlock        CAS W in (free lock, bias off: W and P in one CAS, done);
  *                 else sleep on wq for W; while readers the last writer
  *                 blocked are waiting, set G and sleep until they have
- *                 entered; if B: swap it for R, scan every thread's slots
+ *                 entered; if B: swap it for R, scan the table's slots
  *                 for this lock, waiting (spin, then sleep on revoker) for
  *                 each holder to leave (slow readers go on entering); swap R
  *                 for P; sleep until the slow readers inside have left
  *   unlock (w)    clear W, S, P in one RMW; wake a writer if S was set, the
  *                 blocked readers if any
- *   bias on       a revocation that took T keeps B off for inhibit x T
- *                 (BRAVO's rule); a slow reader, one read in 64 of its
- *                 thread, reads the clock and sets B once that is over and
- *                 no writer owns W
+ *   bias on       a revocation whose scan took T (its waits for readers
+ *                 inside not counted) keeps B off for inhibit x T (BRAVO's
+ *                 rule); a slow reader, one read in 64 of its thread,
+ *                 reads the clock and sets B once that is over and no
+ *                 writer owns W
  *
  * Bounds.  Once a writer owns W, readers arriving later never delay it: it
  * waits for the readers the previous writer blocked to enter (they were
@@ -66,8 +72,8 @@
  * waiting writers was measured and dropped, docs/rwlocks.md).
  *
  * Recursion: a thread may read-lock a lock it holds for reading, even while
- * a writer waits (its slot counts).  wrlock by a thread holding a read lock
- * of a slot returns EDEADLK; a second wrlock by the writer deadlocks.
+ * a writer waits (its record counts).  wrlock by a thread holding a read lock
+ * its record knows of returns EDEADLK; a second wrlock by the writer deadlocks.
  */
 #ifndef LOCKLAB_RW_OWN_H
 #define LOCKLAB_RW_OWN_H
@@ -88,7 +94,7 @@ typedef struct {
 	atomic_uint wq;
 	atomic_uint rwaiting;
 	uint32_t spin_iters;           /* a waiter's polls before it sleeps */
-	uint16_t inhibit;              /* bias stays off for inhibit x the revocation time */
+	uint16_t inhibit;              /* bias stays off for inhibit x the revocation's scan */
 	uint8_t bias_on;               /* 0: never bias (a plain writer-first rwlock) */
 	_Atomic uint64_t bias_after;   /* ll_now_ns() before which bias stays off */
 } ll_rw_own_t;
@@ -103,7 +109,7 @@ typedef struct {
 
 struct ll_rw_own_config {
 	int64_t bias;          /* 1: the fast read path (default), 0: never */
-	int64_t inhibit;       /* bias off for inhibit x the revocation's time (BRAVO's N, 9) */
+	int64_t inhibit;       /* bias off for inhibit x the revocation's scan (BRAVO's N; 1) */
 	int64_t spin_ns;       /* a waiting writer or reader polls this long before it sleeps */
 };
 

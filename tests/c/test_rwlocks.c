@@ -11,6 +11,10 @@
  *   test_rwlocks recursion ALGO    a reader locks again past a waiting writer; a thread
  *                                  holds 12 locks twice each
  *   test_rwlocks config            registry and option errors
+ *   test_rwlocks ll-table          ll's table of visible readers: readers crowded on
+ *                                  one CPU overflow to the next line, then to the word,
+ *                                  and every hold keeps writers out; a reader that
+ *                                  moves to another CPU leaves the slot it took
  *   test_rwlocks innodb56          innodb56-rw's lock_word step by step: x recursion,
  *                                  wait_ex keeps new readers out, a timed-out wait_ex
  *                                  writer gives the reservation back and wakes readers
@@ -1178,6 +1182,119 @@ static int test_ll(void)
 	return 0;
 }
 
+/* ---- ll: the table of visible readers, one line of 8 slots per CPU ---- */
+
+#define CROWD_THREADS 3
+#define CROWD_LOCKS 8                  /* each thread's: a thread holds at most 8 in slots */
+static ll_rwlock_t crowd[CROWD_THREADS][CROWD_LOCKS];
+static atomic_int crowd_in, crowd_go;
+static int crowd_cpu, other_cpu;
+
+static void pin_to(int cpu)
+{
+	cpu_set_t set;
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	CHECK(sched_setaffinity(0, sizeof(set), &set) == 0, "cannot pin to CPU %d", cpu);
+}
+
+static void *crowd_reader(void *p)
+{
+	ll_rwlock_t *mine = crowd[(intptr_t)p];
+	pin_to(crowd_cpu);
+	for (int i = 0; i < CROWD_LOCKS; i++)
+		CHECK(ll_rwlock_rdlock(&mine[i]) == 0, "rdlock %d", i);
+	atomic_fetch_add(&crowd_in, 1);
+	while (!atomic_load(&crowd_go))
+		sleep_ms(1);
+	for (int i = 0; i < CROWD_LOCKS; i++)
+		CHECK(ll_rwlock_unlock(&mine[i]) == 0, "unlock %d", i);
+	return NULL;
+}
+
+/* Readers counted in an ll lock's word: its slow holds. */
+static unsigned slow_readers(ll_rwlock_t *rw)
+{
+	const ll_rw_own_t *l = (const ll_rw_own_t *)(const void *)rw->state;
+	return atomic_load(&l->word) & LL_RW_OWN_READERS;
+}
+
+static void *migrating_reader(void *p)
+{
+	(void)p;
+	pin_to(crowd_cpu);
+	CHECK(ll_rwlock_rdlock(&shared) == 0 && slow_readers(&shared) == 0,
+	      "the first read was not a fast one");
+	pin_to(other_cpu);
+	CHECK(ll_rwlock_unlock(&shared) == 0, "unlock on another CPU");
+	return NULL;
+}
+
+static int test_ll_table(void)
+{
+	algo = "ll";
+	cpu_set_t can;
+	CHECK(sched_getaffinity(0, sizeof(can), &can) == 0, "sched_getaffinity");
+	crowd_cpu = other_cpu = -1;
+	for (int c = 0; c < CPU_SETSIZE; c++)
+		if (CPU_ISSET(c, &can)) {
+			if (crowd_cpu < 0)
+				crowd_cpu = c;
+			else if (other_cpu < 0)
+				other_cpu = c;
+		}
+	if (other_cpu < 0)
+		other_cpu = crowd_cpu;
+	/* The lines a CPU's readers may use: its own and the next (one, with one CPU). */
+	long cpus = sysconf(_SC_NPROCESSORS_CONF);
+	int fast_max = 8 * (cpus > 1 ? 2 : 1);
+
+	for (int t = 0; t < CROWD_THREADS; t++)
+		for (int i = 0; i < CROWD_LOCKS; i++)
+			init_rw(&crowd[t][i], NULL);
+	pthread_t th[CROWD_THREADS];
+	for (int t = 0; t < CROWD_THREADS; t++) {
+		/* One after the other: the first threads fill the lines, the last overflows. */
+		pthread_create(&th[t], NULL, crowd_reader, (void *)(intptr_t)t);
+		while (atomic_load(&crowd_in) < t + 1)
+			sleep_ms(1);
+	}
+	int slow = 0;
+	for (int t = 0; t < CROWD_THREADS; t++)
+		for (int i = 0; i < CROWD_LOCKS; i++) {
+			slow += slow_readers(&crowd[t][i]) != 0;
+			CHECK(ll_rwlock_trywrlock(&crowd[t][i]) == EBUSY,
+			      "a writer got lock %d of reader %d while it was read-held", i, t);
+		}
+	int holds = CROWD_THREADS * CROWD_LOCKS;
+	CHECK(slow == holds - fast_max, "%d of %d holds went through the word, expected %d "
+	      "(the table gives one CPU's readers %d slots)", slow, holds, holds - fast_max,
+	      fast_max);
+	atomic_store(&crowd_go, 1);
+	for (int t = 0; t < CROWD_THREADS; t++)
+		pthread_join(th[t], NULL);
+	for (int t = 0; t < CROWD_THREADS; t++)
+		for (int i = 0; i < CROWD_LOCKS; i++) {
+			CHECK(ll_rwlock_trywrlock(&crowd[t][i]) == 0,
+			      "lock %d of reader %d stayed held after its unlock", i, t);
+			ll_rwlock_unlock(&crowd[t][i]);
+			ll_rwlock_destroy(&crowd[t][i]);
+		}
+
+	init_rw(&shared, NULL);
+	pthread_t m;
+	pthread_create(&m, NULL, migrating_reader, NULL);
+	pthread_join(m, NULL);
+	CHECK(ll_rwlock_trywrlock(&shared) == 0,
+	      "a read unlocked on another CPU than it was taken on left the lock held");
+	ll_rwlock_unlock(&shared);
+	ll_rwlock_destroy(&shared);
+	printf("ll: %d holds on CPU %d, %d of them through the word, every one kept writers "
+	       "out; a read moved from CPU %d to %d let go\n", holds, crowd_cpu, slow, crowd_cpu,
+	       other_cpu);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct test_case tests[] = {
@@ -1186,9 +1303,10 @@ int main(int argc, char **argv)
 		{ "starvation", test_starvation, 1 }, { "recursion", test_recursion, 1 },
 		{ "revocation", test_revocation, 1 }, { "config", test_config, 0 },
 		{ "innodb56", test_innodb56, 0 }, { "ll", test_ll, 0 },
+		{ "ll-table", test_ll_table, 0 },
 	};
 	const struct test_case *t = test_pick(argc, argv, tests, LL_COUNT(tests),
-					      "exclusion|try|timed|wakeup|starvation|recursion ALGO | revocation UNDER | config | innodb56 | ll",
+					      "exclusion|try|timed|wakeup|starvation|recursion ALGO | revocation UNDER | config | innodb56 | ll | ll-table",
 					      &algo);
 	return t ? t->run() : 2;
 }

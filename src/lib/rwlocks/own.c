@@ -1,13 +1,21 @@
 /*
  * own.c: the project's own rwlock (word, records and bounds drawn in
- * locklab/rw_own.h): per-thread reader slots shared by every lock, a
+ * locklab/rw_own.h): a per-CPU table of visible readers shared by every lock, a
  * writer-first futex rwlock underneath, BRAVO's bias revocation between them.
  */
 #include <errno.h>
 #include <limits.h>
 #include <pthread.h>
 #include <stdalign.h>
+#include <sched.h>
 #include <stddef.h>
+#include <unistd.h>
+#if __has_include(<sys/rseq.h>)
+#include <sys/rseq.h>
+#define LL_HAVE_RSEQ 1
+#else
+#define LL_HAVE_RSEQ 0
+#endif
 
 #include "core/futex_sys.h"
 #include "core/mem.h"
@@ -27,7 +35,7 @@ _Static_assert(sizeof(ll_rw_own_t) == 40, "ll_rw_own_t is drawn as 40 bytes in r
 
 #define SLOTS 8
 #define ALL_SLOTS ((1u << SLOTS) - 1)
-/* A slow hold, recorded in a slot for recursion: writers look for the bare address. */
+/* A slow hold, recorded in a slot for recursion. */
 #define SLOW_TAG ((uintptr_t)1)
 /* A revoking writer sleeps at most this long between looks at a slot (a fast
  * unlock's wake can pass its release store, rw_own.h). */
@@ -35,12 +43,84 @@ _Static_assert(sizeof(ll_rw_own_t) == 40, "ll_rw_own_t is drawn as 40 bytes in r
 /* A slow reader reads the clock for the bias once in this many reads of its thread. */
 #define BIAS_LOOK_EVERY 64u
 
-/* One thread's slots (the line writers scan) and its recursion counts. */
+/*
+ * The visible readers: one line of LINE_SLOTS slots per CPU, shared by every
+ * lock.  A fast reader claims a free slot of its CPU's line (or the next
+ * line's) by CAS and writes its lock's address there; a revoking writer scans
+ * every line.  Threads on one CPU take turns on its line, so it stays in that
+ * CPU's cache; a writer reads as many lines as there are CPUs, whatever the
+ * number of threads.
+ */
+#define LINE_SLOTS 8
+#define LINES_MAX 4096
+struct line {
+	alignas(64) _Atomic uintptr_t slot[LINE_SLOTS];
+};
+static struct line table[LINES_MAX];
+static unsigned lines = 1;             /* a power of two: the CPUs configured, rounded up */
+
+__attribute__((constructor)) static void table_size(void)
+{
+	long cpus = sysconf(_SC_NPROCESSORS_CONF);
+	unsigned n = 1;
+	while (n < LINES_MAX && (long)n < cpus)
+		n <<= 1;
+	lines = n;
+}
+
+/*
+ * Where the calling thread can read the CPU it runs on: glibc's rseq area
+ * (cpu_id, kept by the kernel), or NULL where glibc registered none.
+ */
+static const volatile unsigned *cpu_word(void)
+{
+#if LL_HAVE_RSEQ
+	if (__rseq_size != 0)
+		return (const volatile unsigned *)((const char *)__builtin_thread_pointer() +
+						  __rseq_offset + offsetof(struct rseq, cpu_id));
+#endif
+	return NULL;
+}
+
+static inline unsigned this_cpu(const volatile unsigned *cpu)
+{
+	if (__builtin_expect(cpu != NULL, 1))
+		return *cpu;
+	int c = sched_getcpu();
+	return c < 0 ? 0u : (unsigned)c;
+}
+
+/* A free slot of the caller's CPU's line, or the next line's, now holding me; -1 if none. */
+static inline int table_claim(uintptr_t me, const volatile unsigned *cpu)
+{
+	unsigned first = this_cpu(cpu) & (lines - 1);
+	for (unsigned k = 0; k < 2; k++) {
+		unsigned ln = (first + k) & (lines - 1);
+		for (unsigned j = 0; j < LINE_SLOTS; j++) {
+			uintptr_t z = 0;
+			if (atomic_load_explicit(&table[ln].slot[j], memory_order_relaxed) == 0 &&
+			    atomic_compare_exchange_strong(&table[ln].slot[j], &z, me))
+				return (int)(ln * LINE_SLOTS + j);
+		}
+		if (lines == 1)
+			break;
+	}
+	return -1;
+}
+
+static inline _Atomic uintptr_t *table_slot(unsigned at)
+{
+	return &table[at / LINE_SLOTS].slot[at % LINE_SLOTS];
+}
+
+/* One thread's holds (private: no other thread reads them) and its recursion counts. */
 struct rec {
-	alignas(64) _Atomic uintptr_t held[SLOTS];
-	alignas(64) uint32_t count[SLOTS];
-	uint32_t used;                 /* bit i: held[i] is not 0 (the owner's own view) */
+	alignas(64) uintptr_t held[SLOTS];  /* the lock's address; | SLOW_TAG: a slow hold */
+	uint32_t count[SLOTS];
+	uint32_t at[SLOTS];            /* a fast hold's slot in the table */
+	uint32_t used;                 /* bit i: held[i] holds a lock (else stale) */
 	uint32_t slow_reads;           /* the thread's reads through the word, mod 2^32 */
+	const volatile unsigned *cpu;  /* the thread's cpu_word() */
 	struct rec *next;              /* every record ever made, never unlinked */
 	atomic_int taken;              /* a live thread owns it */
 };
@@ -84,6 +164,7 @@ static __attribute__((noinline)) struct rec *self_register(void)
 			r->next = head;
 		while (!atomic_compare_exchange_weak(&records, &head, r));
 	}
+	r->cpu = cpu_word();
 	pthread_once(&exit_key_once, make_exit_key);
 	pthread_setspecific(exit_key, r);
 	self = r;
@@ -140,11 +221,10 @@ static int rd_release(ll_rw_own_t *l)
 	return 0;
 }
 
-/* A fast reader leaves its slot (or a fast attempt backs out of it). */
-static inline void fast_release(ll_rw_own_t *l, struct rec *r, int i)
+/* A fast reader leaves its table slot (or a fast attempt backs out of it). */
+static inline void fast_release(ll_rw_own_t *l, unsigned at)
 {
-	r->used &= ~(1u << i);
-	atomic_store_explicit(&r->held[i], 0, memory_order_release);
+	atomic_store_explicit(table_slot(at), 0, memory_order_release);
 	if (__builtin_expect(atomic_load_explicit(&l->revoker, memory_order_relaxed) != 0, 0))
 		ll_sys_futex_wake(&l->revoker, 1);
 }
@@ -226,54 +306,64 @@ static void bias_maybe_on(ll_rw_own_t *l, struct rec *r, int waited)
 		;
 }
 
-static inline int rd(ll_rw_own_t *l, const struct timespec *dl, int try)
+/* A read through the word, recorded in slot free_i (-1: none free) of r (NULL: none). */
+static __attribute__((noinline)) int rd_word(ll_rw_own_t *l, const struct timespec *dl, int try,
+					     struct rec *r, int free_i)
 {
-	const uintptr_t me = (uintptr_t)l;
-	struct rec *r = self_get();
-	int free_i = -1;
-	if (__builtin_expect(r != NULL, 1)) {
-		/* Recursion: only the slots in use can hold this lock. */
-		for (uint32_t u = r->used; u; u &= u - 1) {
-			int i = __builtin_ctz(u);
-			uintptr_t v = atomic_load_explicit(&r->held[i], memory_order_relaxed);
-			if (v == me) {
-				r->count[i]++;
-				return 0;
-			}
-			if (v == (me | SLOW_TAG)) {
-				/* Held already: enter even past a waiting writer. */
-				if ((atomic_load_explicit(&l->word, memory_order_relaxed) &
-				     READERS) == READERS)
-					return EAGAIN;
-				atomic_fetch_add_explicit(&l->word, 1, memory_order_relaxed);
-				r->count[i]++;
-				return 0;
-			}
-		}
-		uint32_t free_mask = ~r->used & ALL_SLOTS;
-		free_i = free_mask ? __builtin_ctz(free_mask) : -1;
-		if (free_i >= 0 && (atomic_load_explicit(&l->word, memory_order_relaxed) & B)) {
-			/* Seen by a revoking writer's scan, or we see its B cleared. */
-			r->used |= 1u << free_i;
-			atomic_store(&r->held[free_i], me);
-			if (__builtin_expect(atomic_load(&l->word) & B, 1)) {
-				r->count[free_i] = 1;
-				return 0;
-			}
-			fast_release(l, r, free_i);
-		}
-	}
 	int waited;
 	int rc = rd_slow(l, dl, try, &waited);
 	if (rc)
 		return rc;
 	if (free_i >= 0) {
 		r->used |= 1u << free_i;
-		atomic_store_explicit(&r->held[free_i], me | SLOW_TAG, memory_order_relaxed);
+		r->held[free_i] = (uintptr_t)l | SLOW_TAG;
 		r->count[free_i] = 1;
 	}
 	bias_maybe_on(l, r, waited);
 	return 0;
+}
+
+static inline int rd(ll_rw_own_t *l, const struct timespec *dl, int try)
+{
+	const uintptr_t me = (uintptr_t)l;
+	struct rec *r = self_get();
+	if (__builtin_expect(r == NULL, 0))
+		return rd_word(l, dl, try, NULL, -1);
+	/* Recursion: only the slots in use can hold this lock. */
+	for (uint32_t u = r->used; u; u &= u - 1) {
+		int i = __builtin_ctz(u);
+		uintptr_t v = r->held[i];
+		if (v == me) {
+			r->count[i]++;
+			return 0;
+		}
+		if (v == (me | SLOW_TAG)) {
+			/* Held already: enter even past a waiting writer. */
+			if ((atomic_load_explicit(&l->word, memory_order_relaxed) & READERS) ==
+			    READERS)
+				return EAGAIN;
+			atomic_fetch_add_explicit(&l->word, 1, memory_order_relaxed);
+			r->count[i]++;
+			return 0;
+		}
+	}
+	uint32_t free_mask = ~r->used & ALL_SLOTS;
+	int free_i = free_mask ? __builtin_ctz(free_mask) : -1;
+	if (free_i >= 0 && (atomic_load_explicit(&l->word, memory_order_relaxed) & B)) {
+		/* Seen by a revoking writer's scan (a seq_cst CAS), or we see its B cleared. */
+		int at = table_claim(me, r->cpu);
+		if (__builtin_expect(at >= 0, 1)) {
+			if (__builtin_expect(atomic_load(&l->word) & B, 1)) {
+				r->used |= 1u << free_i;
+				r->held[free_i] = me;
+				r->at[free_i] = (uint32_t)at;
+				r->count[free_i] = 1;
+				return 0;
+			}
+			fast_release(l, (unsigned)at);
+		}
+	}
+	return rd_word(l, dl, try, r, free_i);
 }
 
 int ll_rw_own_rdlock(ll_rw_own_t *l)
@@ -415,24 +505,35 @@ static int wait_fast_reader(ll_rw_own_t *l, _Atomic uintptr_t *slot, const struc
  * try: EBUSY at the first one found.  A failure puts B back: the fast
  * readers still in their slots hold the lock, and a writer that saw B off
  * would not look for them.
+ *
+ * The bias stays off for inhibit x the revocation's own cost: the scan of
+ * the table, not the waits for readers still inside (any rwlock's writer
+ * waits for those; counted, a reader preempted inside its section would keep
+ * every reader off the fast path for inhibit x a time slice).
  */
 static int revoke_bias(ll_rw_own_t *l, const struct timespec *dl, int try)
 {
 	const uintptr_t me = (uintptr_t)l;
-	uint64_t t0 = ll_now_ns();
+	uint64_t t0 = ll_now_ns(), waited = 0;
 	word_swap(l, R, B);
-	for (struct rec *r = atomic_load(&records); r; r = r->next)
-		for (int i = 0; i < SLOTS; i++) {
-			if (atomic_load(&r->held[i]) != me)
-				continue;
-			int rc = try ? EBUSY : wait_fast_reader(l, &r->held[i], dl);
-			if (rc) {
-				word_swap(l, B, R);
-				return rc;
-			}
+	for (unsigned at = 0; at < lines * LINE_SLOTS; at++) {
+		_Atomic uintptr_t *slot = table_slot(at);
+		if (atomic_load(slot) != me)
+			continue;
+		if (try) {
+			word_swap(l, B, R);
+			return EBUSY;
 		}
-	uint64_t now = ll_now_ns();
-	atomic_store_explicit(&l->bias_after, now + (uint64_t)l->inhibit * (now - t0),
+		uint64_t w0 = ll_now_ns();
+		int rc = wait_fast_reader(l, slot, dl);
+		if (rc) {
+			word_swap(l, B, R);
+			return rc;
+		}
+		waited += ll_now_ns() - w0;
+	}
+	uint64_t now = ll_now_ns(), cost = now - t0 - waited;
+	atomic_store_explicit(&l->bias_after, now + (uint64_t)l->inhibit * cost,
 			      memory_order_relaxed);
 	return 0;
 }
@@ -442,8 +543,7 @@ static int reads_it(ll_rw_own_t *l)
 {
 	struct rec *r = self;
 	for (uint32_t u = r ? r->used : 0; u; u &= u - 1)
-		if ((atomic_load_explicit(&r->held[__builtin_ctz(u)], memory_order_relaxed) &
-		     ~SLOW_TAG) == (uintptr_t)l)
+		if ((r->held[__builtin_ctz(u)] & ~SLOW_TAG) == (uintptr_t)l)
 			return 1;
 	return 0;
 }
@@ -522,17 +622,17 @@ static inline int unlock(ll_rw_own_t *l)
 	struct rec *r = self;
 	for (uint32_t u = r ? r->used : 0; u; u &= u - 1) {
 		int i = __builtin_ctz(u);
-		uintptr_t v = atomic_load_explicit(&r->held[i], memory_order_relaxed);
+		uintptr_t v = r->held[i];
 		if (v == me) {
-			if (--r->count[i] == 0)
-				fast_release(l, r, i);
+			if (--r->count[i] == 0) {
+				r->used &= ~(1u << i);
+				fast_release(l, r->at[i]);
+			}
 			return 0;
 		}
 		if (v == (me | SLOW_TAG)) {
-			if (--r->count[i] == 0) {
+			if (--r->count[i] == 0)
 				r->used &= ~(1u << i);
-				atomic_store_explicit(&r->held[i], 0, memory_order_relaxed);
-			}
 			return rd_release(l);
 		}
 	}
@@ -552,9 +652,9 @@ int ll_rw_own_unlock(ll_rw_own_t *l)
 
 static const struct ll_knob knobs[] = {
 	LL_KNOB_INT(struct ll_rw_own_config, bias, 1, 0, 1,
-		    "1: readers take per-thread slots while no writer is active; 0: never"),
-	LL_KNOB_INT(struct ll_rw_own_config, inhibit, 9, 0, UINT16_MAX,
-		    "after a revocation taking T, no fast reads for inhibit x T"),
+		    "1: readers take slots of a per-CPU table while no writer is active; 0: never"),
+	LL_KNOB_INT(struct ll_rw_own_config, inhibit, 1, 0, UINT16_MAX,
+		    "after a revocation whose scan took T, no fast reads for inhibit x T"),
 	LL_KNOB_INT(struct ll_rw_own_config, spin_ns, 2000, 0, 100000000,
 		    "nanoseconds a waiting writer or reader polls before it sleeps"),
 };
@@ -563,8 +663,8 @@ LL_RW_STATIC_ADAPTERS(ll_rw_own_init, ll_rw_own_destroy)
 
 const struct ll_rwlock_ops ll_rw_own_ops = {
 	.name = "ll",
-	.summary = "per-thread reader slots while the bias is on (BRAVO), writer-first futex "
-		   "rwlock underneath, 40 bytes",
+	.summary = "readers in a per-CPU table while the bias is on (BRAVO), writer-first "
+		   "futex rwlock underneath, 40 bytes",
 	.flags = LL_ALGO_PARKS,
 	.knobs = knobs, .nknobs = LL_COUNT(knobs),
 	.config_size = sizeof(struct ll_rw_own_config),
