@@ -44,12 +44,19 @@ _Static_assert(sizeof(ll_rw_own_t) == 40, "ll_rw_own_t is drawn as 40 bytes in r
 #define BIAS_LOOK_EVERY 64u
 
 /*
- * The visible readers: one line of LINE_SLOTS slots per CPU, shared by every
- * lock.  A fast reader claims a free slot of its CPU's line (or the next
- * line's) by CAS and writes its lock's address there; a revoking writer scans
- * every line.  Threads on one CPU take turns on its line, so it stays in that
- * CPU's cache; a writer reads as many lines as there are CPUs, whatever the
- * number of threads.
+ * The visible readers: lines of LINE_SLOTS slots shared by every lock, first
+ * one per CPU.  A fast reader claims a free slot of its CPU's line by CAS and
+ * writes its lock's address there; threads on one CPU take turns on its
+ * line, so it stays in that CPU's cache.  A revoking writer scans every line
+ * in use: as many as there are CPUs, whatever the number of threads.
+ *
+ * Where readers are preempted inside their sections (more threads than
+ * CPUs), a CPU's line fills: its readers then look through the further lines
+ * that belong to their CPU (line cpu + k x cpus), and once those are full
+ * too, double the lines in use, up to LINES_MAX; the table never shrinks.  A
+ * reader grows the table before its slot's CAS, and a writer reads the lines
+ * in use after it clears B, so a reader that finds B set has its slot
+ * within the writer's scan.
  */
 #define LINE_SLOTS 8
 #define LINES_MAX 4096
@@ -57,7 +64,8 @@ struct line {
 	alignas(64) _Atomic uintptr_t slot[LINE_SLOTS];
 };
 static struct line table[LINES_MAX];
-static unsigned lines = 1;             /* a power of two: the CPUs configured, rounded up */
+static unsigned cpu_lines = 1;         /* a power of two: the CPUs configured, rounded up */
+static _Atomic unsigned lines_in_use = 1;  /* a power of two, from cpu_lines to LINES_MAX */
 
 __attribute__((constructor)) static void table_size(void)
 {
@@ -65,7 +73,8 @@ __attribute__((constructor)) static void table_size(void)
 	unsigned n = 1;
 	while (n < LINES_MAX && (long)n < cpus)
 		n <<= 1;
-	lines = n;
+	cpu_lines = n;
+	atomic_store(&lines_in_use, n);
 }
 
 /*
@@ -90,22 +99,67 @@ static inline unsigned this_cpu(const volatile unsigned *cpu)
 	return c < 0 ? 0u : (unsigned)c;
 }
 
-/* A free slot of the caller's CPU's line, or the next line's, now holding me; -1 if none. */
-static inline int table_claim(uintptr_t me, const volatile unsigned *cpu)
+/* A free slot of line ln, now holding me: its index in the table, or -1. */
+static inline int line_claim(unsigned ln, uintptr_t me)
 {
-	unsigned first = this_cpu(cpu) & (lines - 1);
-	for (unsigned k = 0; k < 2; k++) {
-		unsigned ln = (first + k) & (lines - 1);
-		for (unsigned j = 0; j < LINE_SLOTS; j++) {
-			uintptr_t z = 0;
-			if (atomic_load_explicit(&table[ln].slot[j], memory_order_relaxed) == 0 &&
-			    atomic_compare_exchange_strong(&table[ln].slot[j], &z, me))
-				return (int)(ln * LINE_SLOTS + j);
-		}
-		if (lines == 1)
-			break;
+	for (unsigned j = 0; j < LINE_SLOTS; j++) {
+		uintptr_t z = 0;
+		if (atomic_load_explicit(&table[ln].slot[j], memory_order_relaxed) == 0 &&
+		    atomic_compare_exchange_strong(&table[ln].slot[j], &z, me))
+			return (int)(ln * LINE_SLOTS + j);
 	}
 	return -1;
+}
+
+/*
+ * The CPU's own line was full: its further lines, starting at the one that
+ * last had room for this thread (*hint), then the table doubled; -1 if full.
+ */
+static __attribute__((noinline)) int table_claim_further(unsigned line0, uintptr_t me,
+							 uint32_t *hint)
+{
+	unsigned n = atomic_load(&lines_in_use);
+	for (;;) {
+		unsigned per_cpu = n / cpu_lines;
+		unsigned kk = *hint >= 1 && *hint < per_cpu ? *hint : 1;
+		for (unsigned k = 1; k < per_cpu; k++, kk = kk + 1 < per_cpu ? kk + 1 : 1) {
+			int at = line_claim(line0 + kk * cpu_lines, me);
+			if (at >= 0) {
+				*hint = kk;
+				return at;
+			}
+		}
+		if (n >= LINES_MAX)
+			return -1;
+		/* Twice the lines: this CPU's new ones are empty unless a peer took them. */
+		if (atomic_compare_exchange_strong(&lines_in_use, &n, 2 * n))
+			n = 2 * n;
+		*hint = per_cpu;
+	}
+}
+
+/*
+ * A free slot for the caller's CPU, now holding me: its index in the table,
+ * or -1.  First the slot the thread took last (*last), if it is of this CPU:
+ * where readers outnumber CPUs the line's first slots are often held by
+ * readers preempted inside their sections.
+ */
+static inline int table_claim(uintptr_t me, const volatile unsigned *cpu, uint32_t *last,
+			      uint32_t *hint)
+{
+	unsigned line0 = this_cpu(cpu) & (cpu_lines - 1);
+	uintptr_t z = 0;
+	_Atomic uintptr_t *s = &table[*last / LINE_SLOTS].slot[*last % LINE_SLOTS];
+	if (__builtin_expect((*last / LINE_SLOTS) % cpu_lines == line0, 1) &&
+	    atomic_load_explicit(s, memory_order_relaxed) == 0 &&
+	    atomic_compare_exchange_strong(s, &z, me))
+		return (int)*last;
+	int at = line_claim(line0, me);
+	if (__builtin_expect(at < 0, 0))
+		at = table_claim_further(line0, me, hint);
+	if (at >= 0)
+		*last = (uint32_t)at;
+	return at;
 }
 
 static inline _Atomic uintptr_t *table_slot(unsigned at)
@@ -121,6 +175,8 @@ struct rec {
 	uint32_t used;                 /* bit i: held[i] holds a lock (else stale) */
 	uint32_t slow_reads;           /* the thread's reads through the word, mod 2^32 */
 	const volatile unsigned *cpu;  /* the thread's cpu_word() */
+	uint32_t last;                 /* the table slot it took last */
+	uint32_t further;              /* which further line of its CPU last had room */
 	struct rec *next;              /* every record ever made, never unlinked */
 	atomic_int taken;              /* a live thread owns it */
 };
@@ -165,6 +221,8 @@ static __attribute__((noinline)) struct rec *self_register(void)
 		while (!atomic_compare_exchange_weak(&records, &head, r));
 	}
 	r->cpu = cpu_word();
+	r->last = 0;
+	r->further = 0;
 	pthread_once(&exit_key_once, make_exit_key);
 	pthread_setspecific(exit_key, r);
 	self = r;
@@ -351,7 +409,7 @@ static inline int rd(ll_rw_own_t *l, const struct timespec *dl, int try)
 	int free_i = free_mask ? __builtin_ctz(free_mask) : -1;
 	if (free_i >= 0 && (atomic_load_explicit(&l->word, memory_order_relaxed) & B)) {
 		/* Seen by a revoking writer's scan (a seq_cst CAS), or we see its B cleared. */
-		int at = table_claim(me, r->cpu);
+		int at = table_claim(me, r->cpu, &r->last, &r->further);
 		if (__builtin_expect(at >= 0, 1)) {
 			if (__builtin_expect(atomic_load(&l->word) & B, 1)) {
 				r->used |= 1u << free_i;
@@ -516,7 +574,8 @@ static int revoke_bias(ll_rw_own_t *l, const struct timespec *dl, int try)
 	const uintptr_t me = (uintptr_t)l;
 	uint64_t t0 = ll_now_ns(), waited = 0;
 	word_swap(l, R, B);
-	for (unsigned at = 0; at < lines * LINE_SLOTS; at++) {
+	unsigned n = atomic_load(&lines_in_use);
+	for (unsigned at = 0; at < n * LINE_SLOTS; at++) {
 		_Atomic uintptr_t *slot = table_slot(at);
 		if (atomic_load(slot) != me)
 			continue;
