@@ -12,6 +12,9 @@ configuration:
   50% reads     throughput at least 0.9x pthread's, at every thread count;
                 writers' maximum wait no more than pthread prefer=writer-
                 nonrecursive's, from 2 threads (one thread never waits)
+  (a baseline whose passes differ by more than UNSETTLED x is taken at its best
+  pass, and the row says so: glibc's default kind has made next to nothing in
+  some passes of a point and millions of ops in others)
   every point   the exclusion check held: in every stored point of every
                 rwlock, failed ones included (a point that never reported the
                 check counts against it)
@@ -30,6 +33,8 @@ WRITER_BASELINE = store.lock_label(BASELINE, "prefer=writer-nonrecursive")
 READ_NS = 10.0
 READ_HEAVY, READ_HEAVY_THREADS, READ_HEAVY_RATIO = 99.9, (64, 256), 10.0
 MIXED, MIXED_RATIO = 50.0, 0.9
+# A baseline's passes further apart than this (best / worst) are not one figure.
+UNSETTLED = 2.0
 
 # The graphs: file stem, metric, scale, y label, log y, only points with writes.
 CHARTS = (
@@ -82,6 +87,19 @@ def exclusion(rows: list[dict]) -> tuple[list[dict], list[dict]]:
             [r for r in mine if r.get("exclusion_ok") is None])
 
 
+def baseline_bound(rows: list[dict], key, threads: int, ratio: float,
+                   median: float) -> tuple[float, str]:
+    """ratio x the baseline's throughput at (panel key, threads): its median, or its best
+    pass where its stored passes lie more than UNSETTLED apart; and what to say of it."""
+    passes = [r["ops_per_sec"] for r in rows
+              if r.get("workload") == WORKLOAD and r.get("ok") and r.get("ops_per_sec") is not None
+              and label(r) == BASELINE and r["threads"] == threads and panel_key(r) == key]
+    if len(passes) >= 2 and max(passes) > UNSETTLED * min(passes):
+        return (ratio * max(passes),
+                f" (its best pass: pthread's span {min(passes):.3g}-{max(passes):.3g} ops/s)")
+    return ratio * median, ""
+
+
 def check(points: list[dict], rows: list[dict]) -> list[dict]:
     """One row per target and panel (where): ll's figure, the bound, whether it holds."""
     out: list[dict] = []
@@ -97,14 +115,14 @@ def check(points: list[dict], rows: list[dict]) -> list[dict]:
         for t, p in sorted(ll.items()):
             base, writer = panel.get((BASELINE, t)), panel.get((WRITER_BASELINE, t))
             if pct == READ_HEAVY and t in READ_HEAVY_THREADS and base:
-                bound = READ_HEAVY_RATIO * base["ops_per_sec"]
-                add_check(out, key, f"ops/s vs {READ_HEAVY_RATIO:g}x pthread", t,
+                bound, note = baseline_bound(rows, key, t, READ_HEAVY_RATIO, base["ops_per_sec"])
+                add_check(out, key, f"ops/s vs {READ_HEAVY_RATIO:g}x pthread{note}", t,
                           p["ops_per_sec"], bound, p["ops_per_sec"] >= bound)
             if pct != MIXED:
                 continue
             if base:
-                bound = MIXED_RATIO * base["ops_per_sec"]
-                add_check(out, key, f"ops/s vs {MIXED_RATIO:g}x pthread", t,
+                bound, note = baseline_bound(rows, key, t, MIXED_RATIO, base["ops_per_sec"])
+                add_check(out, key, f"ops/s vs {MIXED_RATIO:g}x pthread{note}", t,
                           p["ops_per_sec"], bound, p["ops_per_sec"] >= bound)
             if (t >= 2 and writer and p["write_wait_ns_max"] is not None
                     and writer["write_wait_ns_max"] is not None):
