@@ -7,9 +7,9 @@ Each point (threads, read-pct, hold 0) runs every rwlock once per round, the ord
 rotating from round to round, so that drift and other load fall on every lock; every
 figure is the median of the rounds (ROUNDS defaults to 3, SECONDS per run to 1), and
 each lock's ratio is taken against pthread's median of the same point.  A lock given
-with @BUILD_DIR runs that build's locklab-bench (an older build of the same lock, say).  Read-only points
-time one op in 2^20 (no clock reads in the loop to speak of); the others one in 16 of
-each class, for the writers' wait.  Run it under
+with @BUILD_DIR runs that build's locklab-bench (an older build of the same lock, say).
+Read-only points time one op in 2^20 (no clock reads in the loop to speak of); the
+others one in 16 of each class, for the writers' wait.  Run it under
 the exclusive benchmark lock: flock /tmp/locklab-bench.lock scripts/rw-figures.py
 """
 import json

@@ -99,6 +99,21 @@ static inline unsigned this_cpu(const volatile unsigned *cpu)
 	return c < 0 ? 0u : (unsigned)c;
 }
 
+static inline _Atomic uintptr_t *table_slot(unsigned at)
+{
+	return &table[at / LINE_SLOTS].slot[at % LINE_SLOTS];
+}
+
+/* Slot `at` (one the thread took before), if it is of line0 and free, now holding me. */
+static inline int claim_again(unsigned at, unsigned line0, uintptr_t me)
+{
+	_Atomic uintptr_t *slot = table_slot(at);
+	uintptr_t z = 0;
+	return ((at / LINE_SLOTS) & (cpu_lines - 1)) == line0 &&
+	       atomic_load_explicit(slot, memory_order_relaxed) == 0 &&
+	       atomic_compare_exchange_strong(slot, &z, me);
+}
+
 /* A free slot of line ln, now holding me: its index in the table, or -1. */
 static inline int line_claim(unsigned ln, uintptr_t me)
 {
@@ -148,11 +163,7 @@ static inline int table_claim(uintptr_t me, const volatile unsigned *cpu, uint32
 			      uint32_t *hint)
 {
 	unsigned line0 = this_cpu(cpu) & (cpu_lines - 1);
-	uintptr_t z = 0;
-	_Atomic uintptr_t *s = &table[*last / LINE_SLOTS].slot[*last % LINE_SLOTS];
-	if (__builtin_expect(((*last / LINE_SLOTS) & (cpu_lines - 1)) == line0, 1) &&
-	    atomic_load_explicit(s, memory_order_relaxed) == 0 &&
-	    atomic_compare_exchange_strong(s, &z, me))
+	if (claim_again(*last, line0, me))
 		return (int)*last;
 	int at = line_claim(line0, me);
 	if (__builtin_expect(at < 0, 0))
@@ -160,11 +171,6 @@ static inline int table_claim(uintptr_t me, const volatile unsigned *cpu, uint32
 	if (at >= 0)
 		*last = (uint32_t)at;
 	return at;
-}
-
-static inline _Atomic uintptr_t *table_slot(unsigned at)
-{
-	return &table[at / LINE_SLOTS].slot[at % LINE_SLOTS];
 }
 
 /* One thread's holds (private: no other thread reads them) and its recursion counts. */
@@ -431,18 +437,15 @@ static __attribute__((noinline)) int rd_general(ll_rw_own_t *l, const struct tim
  * no other lock, the bias on, and the slot it took last free and of its CPU's
  * line.  Anything else goes to rd_general.
  */
-static inline int rd(ll_rw_own_t *l, const struct timespec *dl, int try)
+static inline __attribute__((always_inline)) int rd(ll_rw_own_t *l, const struct timespec *dl,
+						  int try)
 {
 	const uintptr_t me = (uintptr_t)l;
 	struct rec *r = self;
 	if (__builtin_expect(r != NULL && r->used == 0 && r->cpu != NULL, 1) &&
 	    (atomic_load_explicit(&l->word, memory_order_relaxed) & B)) {
 		unsigned at = r->last;
-		_Atomic uintptr_t *slot = table_slot(at);
-		uintptr_t z = 0;
-		if (((at / LINE_SLOTS) & (cpu_lines - 1)) == (*r->cpu & (cpu_lines - 1)) &&
-		    atomic_load_explicit(slot, memory_order_relaxed) == 0 &&
-		    atomic_compare_exchange_strong(slot, &z, me)) {
+		if (claim_again(at, *r->cpu & (cpu_lines - 1), me)) {
 			/* Seen by a revoking writer's scan, or we see its B cleared. */
 			if (__builtin_expect(atomic_load(&l->word) & B, 1)) {
 				r->used = 1;
