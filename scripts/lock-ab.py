@@ -3,7 +3,7 @@
 
   lock-ab.py points BEFORE_DIR AFTER_DIR [LOCK] [ROUNDS]
       the server workload (qps) at 4, 64 and 256 clients and one mutex at hold 0
-      (ns per iteration) at 2, 16 and 256 threads, 0.5 s points after 0.3 s of warm-up
+      (ns per iteration) at 1, 2, 16, 256 and 1024 threads, 0.5 s points after 0.3 s of warm-up
   lock-ab.py peers BEFORE_DIR AFTER_DIR [LOCK] [ROUNDS]
       `locklab sweep --preset peers --locks LOCK` (threads 1..1024, hold 0/1000/4000,
       1 s points), one sweep per build per round, into throw-away databases
@@ -30,7 +30,7 @@ POINTS = [
     *((f"server, {t} clients", ["--workload", "server", "--threads", str(t)], "qps")
       for t in (4, 64, 256)),
     *((f"mutex hold 0, {t} threads", ["--threads", str(t), "--mutexes", "1", "--hold-ns", "0"],
-       "ns_per_iter") for t in (2, 16, 256)),
+       "ns_per_iter") for t in (1, 2, 16, 256, 1024)),
 ]
 
 

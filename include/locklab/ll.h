@@ -30,7 +30,7 @@
  *      0  4   locked
  *      4  4   state
  *      8  4   spin_iters      configuration (from spin_ns): a poller's looks
- *     12  1   unlocks         holder's
+ *     12  1   unlocks         holder's (mod 256), read by pollers
  *     13  1   max_pollers     configuration
  *     14  2   pollers         atomic: newcomers polling now
  *     16  8   turn_start      holder's, monotonic ns
@@ -42,12 +42,17 @@
  *     48  4   handoff_cost    holder's, atomic (heirs read it), ns
  *     52  2   turn_cost_ratio configuration
  *     54  1   spin            configuration (the pollers' wait)
- *     55  9   (free)
+ *     55  1   (free)
+ *     56  2   pause_looks     atomic, pollers': the adapted budget of paused looks
+ *     58  2   max_pause_looks configuration (from pause_ns)
+ *     60  4   pause_off       atomic, pollers': paused looks are off until then (us)
  *
  *   lock:    CAS locked 0 -> 1 (fast path; never XCHG: it would turn a
  *            GRANTED word back into HELD and strand the heir).  Slow: poll,
  *            if fewer than max_pollers do: look at `locked` between
- *            sched_yield calls for up to spin_ns and take it when free.
+ *            PAUSEs for up to pause_ns (a budget each lock adapts to
+ *            what such looks win), then between sched_yield calls for up
+ *            to spin_ns, and take it when free.
  *            Then become the heir if the slot is free, else park (FIFO, on
  *            a node of one's own in a bucket hashed by the lock's address)
  *            until promoted by name.  The heir sleeps with SLEEPING set, or,
@@ -94,13 +99,15 @@ enum {
 
 /* The longest duration a knob may give (the fields are 32-bit): 4 s. */
 #define LL_OWN_MAX_NS 4000000000LL
+/* The longest paused polling a knob may give (the budget counts looks in 16 bits). */
+#define LL_OWN_MAX_PAUSE_NS 100000LL
 
 /* Laid out as drawn above: the offsets are part of the drawing. */
 typedef struct {
 	atomic_uint locked;
 	atomic_uint state;
 	uint32_t spin_iters;    /* a poller's looks (waits of `spin`) before it queues */
-	uint8_t unlocks;        /* holder's: unlocks seen with a heir waiting (mod 256) */
+	atomic_uchar unlocks;   /* holder's: its unlocks (mod 256; pollers read it) */
 	uint8_t max_pollers;    /* newcomers that may poll at once instead of queueing */
 	atomic_ushort pollers;  /* newcomers polling now */
 	uint64_t turn_start;    /* holder's: when its turn began */
@@ -112,11 +119,16 @@ typedef struct {
 	atomic_uint handoff_cost; /* holder's (read by heirs): a grant's idle time, ns, averaged */
 	uint16_t turn_cost_ratio; /* a turn lasts at least this many handoff costs */
 	uint8_t spin;           /* the pollers' wait between looks */
+	atomic_ushort pause_looks; /* pollers': paused looks that pay off on this lock (adapted) */
+	uint16_t max_pause_looks;  /* the most paused looks a poll may take (from pause_ns) */
+	atomic_uint pause_off;     /* pollers': no paused looks until this time (ns >> 10, mod 2^32) */
 } ll_own_t;
 
 _Static_assert(sizeof(ll_own_t) <= 64, "ll_own_t must fit one cache line (the swapper's slot)");
 _Static_assert(offsetof(ll_own_t, pollers) == 14 && offsetof(ll_own_t, grant_ts) == 24 &&
-	       offsetof(ll_own_t, handoff_cost) == 48 && offsetof(ll_own_t, spin) == 54,
+	       offsetof(ll_own_t, handoff_cost) == 48 && offsetof(ll_own_t, spin) == 54 &&
+	       offsetof(ll_own_t, pause_looks) == 56 && offsetof(ll_own_t, max_pause_looks) == 58 &&
+	       offsetof(ll_own_t, pause_off) == 60 && sizeof(ll_own_t) == 64,
 	       "ll_own_t differs from the drawing in ll.h");
 
 struct ll_own_config {
@@ -127,6 +139,7 @@ struct ll_own_config {
 	int64_t pollers;
 	int64_t turn_cost_ratio;
 	int64_t spin;
+	int64_t pause_ns;
 };
 
 /* 1 when unlock must fence (no membarrier on this kernel); set once at first init. */
@@ -197,10 +210,14 @@ static inline void ll_own_unlock(ll_own_t *l)
 {
 	/*
 	 * Loaded before the release: with a heir waiting, every 8th unlock
-	 * looks at the turn (unlocks is the holder's own field).
+	 * looks at the turn.  `unlocks` is written only by the holder (a load
+	 * and a store, no RMW); pollers read it to tell a holder that
+	 * re-acquires back to back (ll.c, poll_paused).
 	 */
 	unsigned s = atomic_load_explicit(&l->state, memory_order_relaxed);
-	if ((s & LL_LL_HEIR) && (++l->unlocks & 7) == 0)
+	unsigned char u = (unsigned char)(atomic_load_explicit(&l->unlocks, memory_order_relaxed) + 1);
+	atomic_store_explicit(&l->unlocks, u, memory_order_relaxed);
+	if ((s & LL_LL_HEIR) && (u & 7) == 0)
 		ll_own_unlock_heir(l);
 	else
 		ll_own_release(l);

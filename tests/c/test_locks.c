@@ -11,6 +11,8 @@
  *                               it and back to 0, timed waits among the pollers
  *   test_locks ll-drain         ll's parked waiters pass a free lock without waiting
  *                               for the end of a turn
+ *   test_locks ll-pause         ll's paused looks: the knob's bounds, and a holder
+ *                               re-acquiring back to back turns them off
  *   test_locks config           registry and option errors
  *
  * ctest runs each test for each algorithm of src/lib/locks/algorithms.def and
@@ -1016,6 +1018,86 @@ static int test_ll_drain(void)
 	return 0;
 }
 
+/*
+ * ---- ll-pause: the pollers' first looks between PAUSEs ----
+ *
+ * The knob's bounds, the budget it gives, and the rule that keeps paused
+ * looks off a lock whose holder re-acquires back to back: two threads take
+ * turns with no work outside the lock, and pollers must see `unlocks` move
+ * twice in a few looks and write pause_off.  Nobody else writes pause_off,
+ * so a lock that was never found back to back keeps the 0 of its init.
+ */
+static ll_own_t pause_lock;
+static atomic_int pause_stop;
+static volatile long pause_counter;
+
+static void *pause_main(void *p)
+{
+	long *done = p;
+	while (!atomic_load_explicit(&pause_stop, memory_order_relaxed)) {
+		for (int i = 0; i < 64; i++) {
+			ll_own_lock(&pause_lock);
+			pause_counter = pause_counter + 1;
+			ll_own_unlock(&pause_lock);
+		}
+		*done += 64;
+	}
+	return NULL;
+}
+
+static int test_ll_pause(void)
+{
+	struct ll_error err;
+	ll_mutex_t m;
+	struct ll_own_config cfg;
+
+	CHECK(ll_mutex_init(&m, "ll", "pause_ns=-1", &err) == EINVAL, "pause_ns=-1 accepted");
+	CHECK(ll_mutex_init(&m, "ll", "pause_ns=100001", &err) == EINVAL, "pause_ns=100001 accepted");
+	const struct ll_lock_ops *ops = ll_algo_find("ll", &err);
+	CHECK(ops, "no ll ops table: %s", err.msg);
+	ll_config_defaults(ops, &cfg);
+	CHECK(cfg.pause_ns == 2000, "default pause_ns %lld", (long long)cfg.pause_ns);
+	cfg.pause_ns = LL_OWN_MAX_PAUSE_NS + 1;
+	CHECK(ll_own_init(&pause_lock, &cfg) == EINVAL, "ll_own_init took pause_ns past its bound");
+	cfg.pause_ns = 0;
+	CHECK(ll_own_init(&pause_lock, &cfg) == 0 && pause_lock.max_pause_looks == 0,
+	      "pause_ns=0: %u paused looks", (unsigned)pause_lock.max_pause_looks);
+	cfg.pause_ns = LL_OWN_MAX_PAUSE_NS;
+	CHECK(ll_own_init(&pause_lock, &cfg) == 0, "pause_ns=%lld refused", LL_OWN_MAX_PAUSE_NS);
+	uint32_t want = ll_spin_iters(LL_SPIN_PAUSE, LL_OWN_MAX_PAUSE_NS);
+	want = want > UINT16_MAX ? UINT16_MAX : want;
+	CHECK(pause_lock.max_pause_looks == want && atomic_load(&pause_lock.pause_looks) == want,
+	      "pause_ns=%lld: %u looks, budget %u, expected %u", LL_OWN_MAX_PAUSE_NS,
+	      (unsigned)pause_lock.max_pause_looks, (unsigned)atomic_load(&pause_lock.pause_looks),
+	      want);
+
+	/* Back to back: no work outside the lock, two threads (a poller each time one waits). */
+	ll_config_defaults(ops, &cfg);
+	CHECK(ll_own_init(&pause_lock, &cfg) == 0, "default config refused");
+	CHECK(atomic_load(&pause_lock.pause_off) == 0, "pause_off %u after init",
+	      atomic_load(&pause_lock.pause_off));
+	test_watchdog("ll-pause", 120);
+	pthread_t t[2];
+	long done[2] = { 0, 0 };
+	for (int i = 0; i < 2; i++)
+		pthread_create(&t[i], NULL, pause_main, &done[i]);
+	struct timespec t0;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	while (atomic_load(&pause_lock.pause_off) == 0 && since_s(&t0) < 30.0)
+		usleep(1000);
+	atomic_store(&pause_stop, 1);
+	for (int i = 0; i < 2; i++)
+		pthread_join(t[i], NULL);
+	CHECK(pause_counter == done[0] + done[1], "counter %ld, expected %ld", pause_counter,
+	      done[0] + done[1]);
+	CHECK(atomic_load(&pause_lock.pause_off) != 0,
+	      "%ld back-to-back acquisitions in %.1f s and the paused looks never went off",
+	      pause_counter, since_s(&t0));
+	printf("ll-pause: knob bounds hold; paused looks off after %ld back-to-back acquisitions "
+	       "(%.3f s)\n", pause_counter, since_s(&t0));
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct test_case tests[] = {
@@ -1024,10 +1106,11 @@ int main(int argc, char **argv)
 		{ "nested", test_nested, 0 },       { "config", test_config, 0 },
 		{ "innodb56-events", test_innodb56_events, 0 },
 		{ "ll-pollers", test_ll_pollers, 0 }, { "ll-drain", test_ll_drain, 0 },
+		{ "ll-pause", test_ll_pause, 0 },
 	};
 	const struct test_case *t = test_pick(argc, argv, tests, sizeof(tests) / sizeof(tests[0]),
 					      "exclusion|trylock|timed|wakeup ALGO | nested | config | "
-					      "innodb56-events | ll-pollers | ll-drain",
+					      "innodb56-events | ll-pollers | ll-drain | ll-pause",
 					      &algo);
 	return t ? t->run() : 2;
 }

@@ -3,11 +3,13 @@
  *
  * Roles of a waiting thread:
  *   poller    a newcomer that found the lock held while fewer than
- *             max_pollers poll it: looks at the lock between sched_yield
- *             calls for up to spin_ns and takes it when free.  Pollers stay
- *             runnable, so the scheduler spreads them over the CPUs and the
- *             work the holder does outside the lock runs beside the next
- *             critical section (work-conserving).
+ *             max_pollers poll it: looks at the lock between PAUSEs (a
+ *             budget per lock, off where the holder re-acquires back to
+ *             back), then between sched_yield calls for up to spin_ns, and
+ *             takes it when free.  Pollers stay runnable, so the
+ *             scheduler spreads them over the CPUs and the work the holder
+ *             does outside the lock runs beside the next critical section
+ *             (work-conserving).
  *   heir      at most one (plus, for a moment, the previous one, whose grant
  *             is on its way; parities tell them apart): asleep on `state`
  *             (SLEEPING: the next release wakes it) or napping; the only
@@ -94,7 +96,8 @@ int ll_own_init(ll_own_t *l, const struct ll_own_config *cfg)
 	/* A config built without the knob table (a C caller's) must still fit the fields. */
 	if (!ns_knob_fits(cfg->handoff_ns) || !ns_knob_fits(cfg->rotation_ns) ||
 	    !ns_knob_fits(cfg->min_turn_ns) || cfg->turn_cost_ratio < 0 ||
-	    cfg->turn_cost_ratio > UINT16_MAX || cfg->pollers < -1 || cfg->pollers > UINT8_MAX)
+	    cfg->turn_cost_ratio > UINT16_MAX || cfg->pollers < -1 || cfg->pollers > UINT8_MAX ||
+	    cfg->pause_ns < 0 || cfg->pause_ns > LL_OWN_MAX_PAUSE_NS)
 		return EINVAL;
 	pthread_once(&membarrier_once, membarrier_register);
 	pthread_once(&auto_pollers_once, count_auto_pollers);
@@ -103,6 +106,9 @@ int ll_own_init(ll_own_t *l, const struct ll_own_config *cfg)
 	atomic_init(&l->state, 0);
 	l->spin = (uint8_t)cfg->spin;
 	l->spin_iters = ll_spin_iters(l->spin, cfg->spin_ns);
+	uint32_t pause_looks = ll_spin_iters(LL_SPIN_PAUSE, cfg->pause_ns);
+	l->max_pause_looks = (uint16_t)(pause_looks > UINT16_MAX ? UINT16_MAX : pause_looks);
+	atomic_init(&l->pause_looks, l->max_pause_looks);
 	l->handoff_ns = (uint32_t)cfg->handoff_ns;
 	l->rotation_ns = (uint32_t)cfg->rotation_ns;
 	l->min_turn_ns = (uint32_t)cfg->min_turn_ns;
@@ -255,7 +261,6 @@ static int pass_heir(ll_own_t *l, int who, unsigned *was, uint32_t *queued)
 static void set_turn(ll_own_t *l, uint32_t queued)
 {
 	l->turn_len = (uint32_t)turn_ns(l, queued);  /* <= handoff_ns */
-	l->unlocks = 0;
 }
 
 static void start_turn(ll_own_t *l)
@@ -446,12 +451,74 @@ static int heir_wait(ll_own_t *l, unsigned parity, const struct timespec *abs_mo
 }
 
 /*
- * Poll for the lock as one of at most max_pollers: look at it between
- * waits of `spin` (sched_yield by default: a poller sharing the holder's CPU
- * gives it the CPU, and on a CPU of its own looks every few hundred ns) for
- * up to spin_ns or the deadline.  1 when taken; 0 when the pollers are
- * full, one of the rules of the file's head sends us to the queue, or the
- * lock stayed held.
+ * A poll's first looks, between PAUSEs: a poller on another CPU than the
+ * holder's takes the lock as it is released, without giving its CPU away
+ * (a sched_yield that finds another thread to run is a context switch, a
+ * few hundred ns of CPU each, once per look).
+ *
+ * Where the holder re-acquires back to back (one hot lock and no work
+ * outside it), such looks lose: each pulls the lock's line from the
+ * running holder, and one that finds the word free in the instant of a
+ * release takes the lock to another CPU, where the old holder's next
+ * acquisition must fetch it back.  Pollers see this happen: the holder's
+ * `unlocks` counter moves twice within PAUSE_BACK_TO_BACK looks.  Then the
+ * lock's paused looks are off for PAUSE_OFF_US (pause_off, in 1024-ns
+ * units of the monotonic clock, modulo 2^32).
+ *
+ * Otherwise each lock keeps a budget of looks that adapts to what they win
+ * (glibc's adaptive mutex keeps a spin count per mutex too, but grows it
+ * when spins fail): taken at look k, the budget moves an eighth of the way
+ * to 2k; not taken, it loses a quarter.  Every poll takes at least
+ * PAUSE_PROBE looks, so a budget at 0 learns again when the lock's pattern
+ * changes.  1 when taken.
+ */
+enum { PAUSE_PROBE = 8, PAUSE_BACK_TO_BACK = 4, PAUSE_OFF_US = 1000 };
+
+static int poll_paused(ll_own_t *l, uint64_t now, const struct timespec *abs_mono)
+{
+	uint32_t max = l->max_pause_looks;
+	uint32_t now_us = (uint32_t)(now >> 10);
+	/* Off when 1..PAUSE_OFF_US units are left: a stale time reads as expired, however old. */
+	uint32_t left = atomic_load_explicit(&l->pause_off, memory_order_relaxed) - now_us;
+	if (!max || left - 1 < PAUSE_OFF_US)
+		return 0;
+	uint32_t budget = atomic_load_explicit(&l->pause_looks, memory_order_relaxed);
+	uint32_t limit = budget + PAUSE_PROBE < max ? budget + PAUSE_PROBE : max;
+	uint32_t k = 0;
+	unsigned char u0 = atomic_load_explicit(&l->unlocks, memory_order_relaxed);
+	for (uint32_t i = 1; i <= limit; i++) {
+		unsigned locked = atomic_load_explicit(&l->locked, memory_order_relaxed);
+		unsigned char seen = (unsigned char)(atomic_load_explicit(&l->unlocks, memory_order_relaxed) - u0);
+		if (seen >= 2) {
+			/* Released and taken again while we looked. */
+			if (i <= PAUSE_BACK_TO_BACK)
+				atomic_store_explicit(&l->pause_off, now_us + PAUSE_OFF_US, memory_order_relaxed);
+			break;
+		}
+		if (locked == LL_LL_FREE && ll_own_cas_free(l)) {
+			k = i;
+			break;
+		}
+		if ((i & 63) == 0 && abs_mono && ll_deadline_passed(abs_mono))
+			break;
+		ll_spin_wait(LL_SPIN_PAUSE);
+	}
+	int32_t b = (int32_t)budget;
+	uint32_t next = (uint32_t)(k ? b + (2 * (int32_t)k - b) / 8 : b - (b + 3) / 4);
+	if (next > max)
+		next = max;
+	if (next != budget)
+		atomic_store_explicit(&l->pause_looks, (unsigned short)next, memory_order_relaxed);
+	return k != 0;
+}
+
+/*
+ * Poll for the lock as one of at most max_pollers: first the paused looks
+ * above, then looks between waits of `spin` (sched_yield by default: a
+ * poller sharing the holder's CPU gives it the CPU, and on a CPU of its own
+ * looks every few hundred ns) for up to spin_ns or the deadline.  1 when
+ * taken; 0 when the pollers are full, one of the rules of the file's head
+ * sends us to the queue, or the lock stayed held.
  */
 static int poll_for_lock(ll_own_t *l, const struct timespec *abs_mono)
 {
@@ -473,9 +540,9 @@ static int poll_for_lock(ll_own_t *l, const struct timespec *abs_mono)
 			return 0;
 	} while (!atomic_compare_exchange_weak_explicit(&l->pollers, &n, (unsigned short)(n + 1),
 							memory_order_relaxed, memory_order_relaxed));
-	int got = 0;
+	int got = poll_paused(l, now, abs_mono);
 	uint64_t end = ll_ns_add_sat(now, (uint64_t)((double)l->spin_iters * ll_spin_ns(l->spin)));
-	for (uint32_t i = 1;; i++) {
+	for (uint32_t i = 1; !got; i++) {
 		if (atomic_load_explicit(&l->locked, memory_order_relaxed) == LL_LL_FREE &&
 		    ll_own_cas_free(l)) {
 			got = 1;
@@ -616,6 +683,9 @@ static const struct ll_knob knobs[] = {
 	LL_KNOB_INT(struct ll_own_config, turn_cost_ratio, 100, 0, 1000,
 		    "a turn lasts at least this many times a handoff's measured idle time (0: off)"),
 	LL_KNOB_SPIN_DEFAULT(struct ll_own_config, LL_SPIN_YIELD),
+	LL_KNOB_INT(struct ll_own_config, pause_ns, 2000, 0, LL_OWN_MAX_PAUSE_NS,
+		    "the most a poller looks between PAUSEs before its waits of `spin`, ns "
+		    "(each lock adapts its budget below it; 0: none)"),
 };
 
 LL_OPS_ADAPTERS(own, ll_own_t)
