@@ -7,7 +7,11 @@
  *
  * Per class: operations, the mean ns of a sampled lock+hold+unlock, the
  * wait to acquire (p50/p99/max of every sample_every-th op of that class, a
- * log-linear histogram), Jain's index over the threads' counts.
+ * log-linear histogram), Jain's index over the threads' counts.  With --runqueue, each sampled
+ * op also reads the thread's time runnable but not running from
+ * /proc/thread-self/schedstat before and after it, and each class reports
+ * the largest wait less that time and the runqueue time of its longest
+ * wait: how much of a tail is the scheduler's, not the lock's.
  *
  * The exclusion check writes nothing shared on the read side (a shared
  * write would be the cost the rwlocks are measured without): a writer
@@ -24,6 +28,7 @@
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <fcntl.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -43,6 +48,9 @@ struct rw_worker {
 	alignas(64) atomic_uint_fast64_t ops[2];
 	uint64_t window_ops[2], start_ops[2];
 	uint64_t samples[2], sampled_ns[2], wait_max[2];
+	/* --runqueue: the runqueue ns of the longest wait, the largest wait less its runqueue ns. */
+	uint64_t runq_at_max[2], wait_max_off_runq[2];
+	int schedstat_fd;
 	uint64_t violations;
 	uint64_t rng;
 	uint64_t hist[2][HIST_BUCKETS];
@@ -51,6 +59,7 @@ struct rw_worker {
 struct rw_config {
 	const char *lock, *lock_opts;
 	double read_pct;
+	int runqueue;
 	struct run_opts r;
 };
 
@@ -61,6 +70,7 @@ static struct {
 	int inside;
 	alignas(64) atomic_int phase;
 	uint64_t hold_loops, outside_loops, iterations, sample_mask, read_below;
+	int runqueue;
 	pthread_barrier_t start;
 } g;
 
@@ -73,9 +83,22 @@ static inline uint64_t next_rand(uint64_t *s)
 	return *s = x;
 }
 
+/* The thread's ns runnable but not running so far (schedstat's second field); 0 if unread. */
+static uint64_t runq_ns(int fd)
+{
+	char buf[96];
+	ssize_t n = pread(fd, buf, sizeof(buf) - 1, 0);
+	if (n <= 0)
+		return 0;
+	buf[n] = 0;
+	char *p = strchr(buf, ' ');
+	return p ? strtoull(p + 1, NULL, 10) : 0;
+}
+
 static void *rw_main(void *p)
 {
 	struct rw_worker *w = p;
+	w->schedstat_fd = g.runqueue ? open("/proc/thread-self/schedstat", O_RDONLY | O_CLOEXEC) : -1;
 	const uint64_t hold = g.hold_loops, outside = g.outside_loops, mask = g.sample_mask;
 
 	pthread_barrier_wait(&g.start);
@@ -86,6 +109,7 @@ static void *rw_main(void *p)
 		int c = (next_rand(&w->rng) >> 32) < g.read_below ? RD : WR;
 		uint64_t n = atomic_load_explicit(&w->ops[c], memory_order_relaxed);
 		int sample = phase == MEASURE && (n & mask) == 0;
+		uint64_t q0 = sample && w->schedstat_fd >= 0 ? runq_ns(w->schedstat_fd) : 0;
 		uint64_t t0 = sample ? ll_now_ns() : 0, t1 = 0;
 		if (c == RD) {
 			ll_rwlock_rdlock(&g.rw);
@@ -116,12 +140,21 @@ static void *rw_main(void *p)
 			w->hist[c][hist_bucket(wait)]++;
 			w->samples[c]++;
 			w->sampled_ns[c] += t2 - t0;
-			if (wait > w->wait_max[c])
+			/* Read after the section: its runqueue time is taken off the wait, at worst. */
+			uint64_t q = w->schedstat_fd >= 0 ? runq_ns(w->schedstat_fd) - q0 : 0;
+			if (wait > w->wait_max[c]) {
 				w->wait_max[c] = wait;
+				w->runq_at_max[c] = q;
+			}
+			uint64_t off = wait > q ? wait - q : 0;
+			if (off > w->wait_max_off_runq[c])
+				w->wait_max_off_runq[c] = off;
 		}
 		atomic_store_explicit(&w->ops[c], n + 1, memory_order_relaxed);
 		work_loops(outside);
 	}
+	if (w->schedstat_fd >= 0)
+		close(w->schedstat_fd);
 	return NULL;
 }
 
@@ -138,7 +171,10 @@ static void usage(FILE *f)
 	fputs("  --read-pct P        percent of the operations that read, 0..100 (99.9 works)\n"
 	      "  --hold-ns H         ns of work with the lock held, 0..1000000000\n"
 	      "  --outside-ns O      ns of work between unlock and the next lock (0)\n"
-	      "  --sample-every K    time one operation of each class in K, a power of two (16)\n",
+	      "  --sample-every K    time one operation of each class in K, a power of two (16)\n"
+	      "  --runqueue          per class, also the longest wait less the time the waiter\n"
+	      "                      spent runnable but not running (/proc/thread-self/schedstat,\n"
+	      "                      read around every sampled operation: about 2 us each)\n",
 	      f);
 }
 
@@ -164,6 +200,7 @@ static int take_option(int ch, const char *arg, void *ctx)
 	case 'l': c->lock = arg; return 0;
 	case 'o': c->lock_opts = arg; return 0;
 	case 'r': return parse_pct(arg, &c->read_pct);
+	case 'q': c->runqueue = 1; return 0;
 	case 'h': usage(stdout); exit(0);
 	default: return -1;
 	}
@@ -175,7 +212,8 @@ static int parse_args(int argc, char **argv, struct rw_config *c)
 		RUN_OPTIONS,
 		{ "workload", required_argument, 0, 'W' },  { "lock", required_argument, 0, 'l' },
 		{ "lock-opts", required_argument, 0, 'o' }, { "read-pct", required_argument, 0, 'r' },
-		{ "help", no_argument, 0, 'h' },            { 0, 0, 0, 0 },
+		{ "runqueue", no_argument, 0, 'q' },        { "help", no_argument, 0, 'h' },
+		{ 0, 0, 0, 0 },
 	};
 	*c = (struct rw_config){ .read_pct = -1 };   /* -1: not given */
 	run_opts_defaults(&c->r);
@@ -189,7 +227,7 @@ static int parse_args(int argc, char **argv, struct rw_config *c)
 }
 
 struct class_result {
-	uint64_t ops, samples, wait_p50, wait_p99, wait_max;
+	uint64_t ops, samples, wait_p50, wait_p99, wait_max, runq_at_max, wait_max_off_runq;
 	double ns_per_op, jain;
 };
 
@@ -213,8 +251,12 @@ static void summarise_class(const struct rw_config *c, struct rw_worker *w, int 
 		sum_sq += n * n;
 		r->samples += w[i].samples[k];
 		ns += (double)w[i].sampled_ns[k];
-		if (w[i].wait_max[k] > r->wait_max)
+		if (w[i].wait_max[k] > r->wait_max) {
 			r->wait_max = w[i].wait_max[k];
+			r->runq_at_max = w[i].runq_at_max[k];
+		}
+		if (w[i].wait_max_off_runq[k] > r->wait_max_off_runq)
+			r->wait_max_off_runq = w[i].wait_max_off_runq[k];
 		for (unsigned b = 0; b < HIST_BUCKETS; b++)
 			hist[b] += w[i].hist[k][b];
 	}
@@ -280,6 +322,9 @@ static void print_json(const struct rw_config *c, const struct rw_result *r)
 		       ",\"%s_wait_ns_p99\":%" PRIu64 ",\"%s_wait_ns_max\":%" PRIu64
 		       ",\"%s_samples\":%" PRIu64 ",\"%s_jain\":%.5f", n, cr->ops, n, cr->ns_per_op, n,
 		       cr->wait_p50, n, cr->wait_p99, n, cr->wait_max, n, cr->samples, n, cr->jain);
+		if (c->runqueue)
+			printf(",\"%s_runq_ns_at_max\":%" PRIu64 ",\"%s_wait_ns_max_off_runq\":%" PRIu64,
+			       n, cr->runq_at_max, n, cr->wait_max_off_runq);
 	}
 	printf(",\"exclusion_ok\":%s,\"drained\":%s,\"version\":\"%s\"}\n",
 	       r->exclusion_ok ? "true" : "false", r->drained ? "true" : "false", LL_VERSION);
@@ -298,6 +343,10 @@ static void print_text(const struct rw_config *c, const struct rw_result *r)
 		printf("  %-5s %" PRIu64 " ops, %.1f ns per sampled op, wait p50/p99/max %" PRIu64
 		       "/%" PRIu64 "/%" PRIu64 " ns, jain %.3f\n", class_name[k], cr->ops,
 		       cr->ns_per_op, cr->wait_p50, cr->wait_p99, cr->wait_max, cr->jain);
+		if (c->runqueue)
+			printf("        longest wait %" PRIu64 " ns of which %" PRIu64 " runnable, not "
+			       "running; longest wait less that time %" PRIu64 " ns\n", cr->wait_max,
+			       cr->runq_at_max, cr->wait_max_off_runq);
 	}
 }
 
@@ -322,6 +371,7 @@ int cmd_bench_rw(int argc, char **argv)
 	g.outside_loops = work_loops_for_ns(c.r.outside_ns);
 	g.iterations = (uint64_t)c.r.iterations;
 	g.sample_mask = (uint64_t)c.r.sample_every - 1;
+	g.runqueue = c.runqueue;
 	/* A read when the top 32 bits of a draw fall below read_pct % of 2^32. */
 	g.read_below = (uint64_t)llround(c.read_pct / 100.0 * 4294967296.0);
 	atomic_store(&g.phase, c.r.iterations ? MEASURE : WARMUP);

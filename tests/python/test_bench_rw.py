@@ -44,3 +44,25 @@ def test_bad_input_is_one_line(extra, needle):
     out = locklab(*RW, *extra, "--duration", "0.01")
     assert needle in one_line_error(out)
     assert out.stdout == ""
+
+
+def test_runqueue_splits_the_schedulers_share_off_the_longest_wait():
+    """--runqueue: with 4 threads on one CPU, the longest wait holds time slices the waiter
+    spent runnable but not running, and taking them off leaves a shorter wait."""
+    import os
+    import subprocess
+    import sys
+
+    cmd = [sys.executable, "-m", "locklab.cli", *RW, "--lock", "ll", "--read-pct", "50",
+           "--duration", "0.3", "--warmup", "0.05", "--sample-every", "4", "--runqueue", "--json"]
+    out = subprocess.run(cmd, capture_output=True, text=True, timeout=120,
+                         preexec_fn=lambda: os.sched_setaffinity(0, {min(os.sched_getaffinity(0))}))
+    assert out.returncode == 0, out.stderr
+    r = json.loads(out.stdout)
+    for c in ("read", "write"):
+        assert 0 <= r[f"{c}_wait_ns_max_off_runq"] <= r[f"{c}_wait_ns_max"]
+    assert r["write_runq_ns_at_max"] > 100_000   # a time slice, not noise
+    assert r["write_wait_ns_max_off_runq"] < r["write_wait_ns_max"]
+    plain = json.loads(locklab(*RW, "--lock", "ll", "--read-pct", "50", "--iterations", "200",
+                               "--json").stdout)
+    assert not any("runq" in k for k in plain)
