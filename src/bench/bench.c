@@ -238,9 +238,9 @@ static void summarise(const struct config *c, struct worker *w, struct slot *slo
 	r->vcsw = win.vcsw;
 	r->ivcsw = win.ivcsw;
 	r->cpu_ns_per_iter = r->iterations ? win.cpu_ns / (double)r->iterations : 0;
-	r->wait_p50 = hist_quantile(hist, r->wait_samples, 0.50);
-	r->wait_p99 = hist_quantile(hist, r->wait_samples, 0.99);
-	r->wait_p999 = hist_quantile(hist, r->wait_samples, 0.999);
+	r->wait_p50 = hist_quantile(hist, r->wait_samples, r->wait_max, 0.50);
+	r->wait_p99 = hist_quantile(hist, r->wait_samples, r->wait_max, 0.99);
+	r->wait_p999 = hist_quantile(hist, r->wait_samples, r->wait_max, 0.999);
 	free(hist);
 }
 

@@ -262,8 +262,8 @@ static void summarise_class(const struct rw_config *c, struct rw_worker *w, int 
 	}
 	r->jain = sum_sq > 0 ? sum * sum / ((double)c->r.threads * sum_sq) : 0;
 	r->ns_per_op = r->samples ? ns / (double)r->samples : 0;
-	r->wait_p50 = hist_quantile(hist, r->samples, 0.50);
-	r->wait_p99 = hist_quantile(hist, r->samples, 0.99);
+	r->wait_p50 = hist_quantile(hist, r->samples, r->wait_max, 0.50);
+	r->wait_p99 = hist_quantile(hist, r->samples, r->wait_max, 0.99);
 	free(hist);
 }
 

@@ -307,12 +307,12 @@ static void summarise(const struct config *c, struct client *cl, const struct sn
 	r->ns_per_query = r->queries ? wall_ns / (double)r->queries : 0;
 	r->qps = wall_ns > 0 ? (double)r->queries * 1e9 / wall_ns : 0;
 	r->cpu_ns_per_query = r->queries ? r->win.cpu_ns / (double)r->queries : 0;
-	r->latency_p50 = hist_quantile(lat, r->samples, 0.50);
-	r->latency_p99 = hist_quantile(lat, r->samples, 0.99);
-	r->latency_p999 = hist_quantile(lat, r->samples, 0.999);
-	r->wait_p50 = hist_quantile(wait, r->samples, 0.50);
-	r->wait_p99 = hist_quantile(wait, r->samples, 0.99);
-	r->wait_p999 = hist_quantile(wait, r->samples, 0.999);
+	r->latency_p50 = hist_quantile(lat, r->samples, r->latency_max, 0.50);
+	r->latency_p99 = hist_quantile(lat, r->samples, r->latency_max, 0.99);
+	r->latency_p999 = hist_quantile(lat, r->samples, r->latency_max, 0.999);
+	r->wait_p50 = hist_quantile(wait, r->samples, r->wait_max, 0.50);
+	r->wait_p99 = hist_quantile(wait, r->samples, r->wait_max, 0.99);
+	r->wait_p999 = hist_quantile(wait, r->samples, r->wait_max, 0.999);
 	free(lat);
 	free(wait);
 }

@@ -93,7 +93,7 @@ uint64_t hist_bucket_low(unsigned b)
 	return (16u + sub) << (e - 4u);
 }
 
-uint64_t hist_quantile(const uint64_t *hist, uint64_t count, double q)
+uint64_t hist_quantile(const uint64_t *hist, uint64_t count, uint64_t max, double q)
 {
 	if (count == 0)
 		return 0;
@@ -107,8 +107,9 @@ uint64_t hist_quantile(const uint64_t *hist, uint64_t count, double q)
 			/* Midpoint of the bucket: half its width is the error bound. */
 			uint64_t lo = hist_bucket_low(b);
 			uint64_t hi = b + 1 < HIST_BUCKETS ? hist_bucket_low(b + 1) : lo;
-			return lo + (hi - lo) / 2;
+			uint64_t mid = lo + (hi - lo) / 2;
+			return mid < max ? mid : max;
 		}
 	}
-	return hist_bucket_low(HIST_BUCKETS - 1);
+	return max;
 }

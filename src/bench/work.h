@@ -43,7 +43,11 @@ static inline unsigned hist_bucket(uint64_t v)
 
 /* The smallest value that falls in bucket b. */
 uint64_t hist_bucket_low(unsigned b);
-/* Value at quantile q (0..1) of a histogram holding `count` samples. */
-uint64_t hist_quantile(const uint64_t *hist, uint64_t count, double q);
+/*
+ * Value at quantile q (0..1) of a histogram holding `count` samples whose
+ * largest is `max`: the middle of the quantile's bucket, but never above
+ * `max` (a bucket's middle can pass the largest sample in it).
+ */
+uint64_t hist_quantile(const uint64_t *hist, uint64_t count, uint64_t max, double q);
 
 #endif
