@@ -7,11 +7,12 @@
  *
  * Per class: operations, the mean ns of a sampled lock+hold+unlock, the
  * wait to acquire (p50/p99/max of every sample_every-th op of that class, a
- * log-linear histogram), Jain's index over the threads' counts.  With --runqueue, each sampled
- * op also reads the thread's time runnable but not running from
- * /proc/thread-self/schedstat before and after it, and each class reports
- * the largest wait less that time and the runqueue time of its longest
- * wait: how much of a tail is the scheduler's, not the lock's.
+ * log-linear histogram), Jain's index over the threads' counts.
+ *
+ * With --runqueue, each sampled op also reads the thread's time runnable
+ * but not running from /proc/thread-self/schedstat before and after it, and
+ * each class reports the largest wait less that time and the runqueue time
+ * of its longest wait: how much of a tail is the scheduler's, not the lock's.
  *
  * The exclusion check writes nothing shared on the read side (a shared
  * write would be the cost the rwlocks are measured without): a writer

@@ -904,6 +904,15 @@ static void *poll_watch(void *p)
 	return NULL;
 }
 
+/* `ll`'s default config, from its ops table (whose config must be ll_own_config). */
+static void ll_default_config(struct ll_own_config *cfg)
+{
+	struct ll_error err;
+	const struct ll_lock_ops *ops = ll_algo_find("ll", &err);
+	CHECK(ops && ops->config_size == sizeof(*cfg), "no ll ops table: %s", err.msg);
+	ll_config_defaults(ops, cfg);
+}
+
 /* 1 when `ll` refuses the options (EINVAL) at ll_mutex_init. */
 static int ll_refuses(const char *opts)
 {
@@ -914,15 +923,12 @@ static int ll_refuses(const char *opts)
 
 static int test_ll_pollers(void)
 {
-	struct ll_error err;
 	struct ll_own_config cfg;
 
 	/* The knob: -1 is 32 per CPU the process may use, less one, at most 255. */
 	CHECK(ll_refuses("pollers=256"), "pollers=256 accepted");
 	CHECK(ll_refuses("pollers=-2"), "pollers=-2 accepted");
-	const struct ll_lock_ops *ops = ll_algo_find("ll", &err);
-	CHECK(ops && ops->config_size == sizeof(cfg), "no ll ops table: %s", err.msg);
-	ll_config_defaults(ops, &cfg);
+	ll_default_config(&cfg);
 	CHECK(cfg.pollers == -1, "default pollers %lld", (long long)cfg.pollers);
 	cfg.pollers = 300;
 	CHECK(ll_own_init(&poll_lock, &cfg) == EINVAL, "ll_own_init took pollers=300");
@@ -991,11 +997,8 @@ static double since_s(const struct timespec *t0)
 
 static int test_ll_drain(void)
 {
-	struct ll_error err;
 	struct ll_own_config cfg;
-	const struct ll_lock_ops *ops = ll_algo_find("ll", &err);
-	CHECK(ops, "no ll ops table: %s", err.msg);
-	ll_config_defaults(ops, &cfg);
+	ll_default_config(&cfg);
 	cfg.pollers = 0;
 	cfg.handoff_ns = cfg.rotation_ns = cfg.min_turn_ns = LL_OWN_MAX_NS;
 	CHECK(ll_own_init(&drain_lock, &cfg) == 0, "long-turn config refused");
@@ -1054,14 +1057,11 @@ static void *pause_main(void *p)
 
 static int test_ll_pause(void)
 {
-	struct ll_error err;
 	struct ll_own_config cfg;
 
 	CHECK(ll_refuses("pause_ns=-1"), "pause_ns=-1 accepted");
 	CHECK(ll_refuses("pause_ns=100001"), "pause_ns=100001 accepted");
-	const struct ll_lock_ops *ops = ll_algo_find("ll", &err);
-	CHECK(ops, "no ll ops table: %s", err.msg);
-	ll_config_defaults(ops, &cfg);
+	ll_default_config(&cfg);
 	CHECK(cfg.pause_ns == 2000, "default pause_ns %lld", (long long)cfg.pause_ns);
 	cfg.pause_ns = LL_OWN_MAX_PAUSE_NS + 1;
 	CHECK(ll_own_init(&pause_lock, &cfg) == EINVAL, "ll_own_init took pause_ns past its bound");
@@ -1078,7 +1078,7 @@ static int test_ll_pause(void)
 	      want);
 
 	/* Back to back: no work outside the lock, two threads (a poller each time one waits). */
-	ll_config_defaults(ops, &cfg);
+	ll_default_config(&cfg);
 	CHECK(ll_own_init(&pause_lock, &cfg) == 0, "default config refused");
 	CHECK(atomic_load(&pause_lock.pause_off) == 0, "pause_off %u after init",
 	      atomic_load(&pause_lock.pause_off));
