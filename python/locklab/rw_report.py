@@ -218,6 +218,22 @@ def alarm(rows: list[dict]) -> str:
     return "\n".join(parts)
 
 
+def unscheduled_note(rows: list[dict]) -> str:
+    """A paragraph on the stored passes in which some threads never got a CPU (they
+    measured fewer threads than they name); empty when there are none."""
+    short = [r for r in rows if r.get("workload") == WORKLOAD and r.get("threads_unscheduled")]
+    if not short:
+        return ""
+    worst = max(short, key=lambda r: r["threads_unscheduled"] / r["threads"])
+    where = sorted({r["threads"] for r in short})
+    return (f"<p>In {len(short)} stored pass{'es' if len(short) > 1 else ''} (at "
+            f"{', '.join(map(str, where))} threads) some threads waited for a CPU through "
+            f"the whole window and never got one: those passes measured fewer threads than "
+            f"they name (most: {worst['threads_unscheduled']} of {worst['threads']}, "
+            f"{label(worst)}, {panel_title(panel_key(worst))}). A longer --duration covers "
+            "the scheduler's round.</p>")
+
+
 def section(points: list[dict], rows: list[dict], out: Path) -> str:
     """The report's rw section (HTML): ROWS are the run's stored points, POINTS their
     medians. Writes the graphs, MARKDOWN and TARGETS_FILE into OUT. Empty without rw
@@ -225,7 +241,7 @@ def section(points: list[dict], rows: list[dict], out: Path) -> str:
     points = [p for p in points if p["workload"] == WORKLOAD]
     if not points and not any(r.get("workload") == WORKLOAD for r in rows):
         return ""
-    parts = ["<h2>Read-write locks (rw workload)</h2>", alarm(rows),
+    parts = ["<h2>Read-write locks (rw workload)</h2>", alarm(rows), unscheduled_note(rows),
              "<p>Throughput of reads and writes together, and the writers' wait to "
              "acquire, against threads: a panel per read fraction, a row per hold time.</p>"]
     for stem, metric, scale, ylabel, logy, writes_only in CHARTS:

@@ -107,6 +107,8 @@ RW_METRICS = (
     ("read_jain", "REAL"),
     ("write_jain", "REAL"),
     ("exclusion_ok", "INTEGER"),
+    # Threads runnable but never on a CPU in the window: it measured fewer threads.
+    ("threads_unscheduled", "INTEGER"),
 )
 RW_METRIC_NAMES = tuple(name for name, _ in RW_METRICS)
 # Columns the rw workload's line names otherwise: column, its key there.

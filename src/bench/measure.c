@@ -1,11 +1,14 @@
 /*
- * measure.c: /proc/stat, rusage and timed joins for the benchmark workloads.
+ * measure.c: /proc/stat, rusage, threads' schedstat and timed joins for the
+ * benchmark workloads.
  */
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "locklab/spin.h"
 #include "options.h"
@@ -101,4 +104,45 @@ void start_threads(pthread_t *tids, int64_t n, void *(*fn)(void *), void *args, 
 		}
 	}
 	pthread_attr_destroy(&attr);
+}
+
+/* The first line of a file of /proc, NUL-terminated in buf; its length, or -1. */
+static ssize_t read_proc(const char *path, char *buf, size_t size)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	ssize_t got = read(fd, buf, size - 1);
+	close(fd);
+	if (got <= 0)
+		return -1;
+	buf[got] = '\0';
+	return got;
+}
+
+int read_sched_times(const pid_t *tids, int64_t n, struct sched_times *t)
+{
+	for (int64_t i = 0; i < n; i++) {
+		char path[64], buf[512];
+		unsigned long long run;
+		snprintf(path, sizeof(path), "/proc/self/task/%d/schedstat", (int)tids[i]);
+		if (read_proc(path, buf, sizeof(buf)) < 0 || sscanf(buf, "%llu", &run) != 1)
+			return 0;
+		t[i].run_ns = run;
+		/* "TID (comm) S ...": the state follows the last ')' (comm may hold one). */
+		snprintf(path, sizeof(path), "/proc/self/task/%d/stat", (int)tids[i]);
+		char *paren = read_proc(path, buf, sizeof(buf)) < 0 ? NULL : strrchr(buf, ')');
+		if (!paren || paren[1] != ' ')
+			return 0;
+		t[i].runnable = paren[2] == 'R';
+	}
+	return 1;
+}
+
+int64_t count_unscheduled(const struct sched_times *a, const struct sched_times *b, int64_t n)
+{
+	int64_t count = 0;
+	for (int64_t i = 0; i < n; i++)
+		count += b[i].run_ns == a[i].run_ns && b[i].runnable;
+	return count;
 }

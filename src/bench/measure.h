@@ -9,6 +9,7 @@
 #include <pthread.h>
 #include <stdint.h>
 #include <sys/resource.h>
+#include <sys/types.h>
 
 /* The system-wide CPU counters vmstat reads, in clock ticks. */
 struct cpu_ticks {
@@ -34,6 +35,27 @@ struct window {
 void window_between(const struct snapshot *a, const struct snapshot *b, struct window *w);
 
 void sleep_seconds(double s);
+
+/*
+ * Each thread's time so far on a CPU (/proc/self/task/TID/schedstat, ns) and
+ * whether it is runnable now (its stat's state R: running, or waiting for a
+ * CPU).  A window whose threads did not all get a CPU measured fewer threads
+ * than it claims: with more threads that never sleep than CPUs, each one runs
+ * once per round of the scheduler's slices (1024 threads on 2 CPUs: about a
+ * second).
+ */
+struct sched_times {
+	uint64_t run_ns;
+	int runnable;
+};
+/* Read n threads' times (tids: their kernel ids) into t; 0 if any could not be read. */
+int read_sched_times(const pid_t *tids, int64_t n, struct sched_times *t);
+/*
+ * Of n threads read at a and again at b, those never on a CPU in between and
+ * runnable at b: kept out by the scheduler, not asleep on a lock.  (The
+ * kernel adds a wait for a CPU to a thread's schedstat only once it runs.)
+ */
+int64_t count_unscheduled(const struct sched_times *a, const struct sched_times *b, int64_t n);
 
 /*
  * Start n threads running fn(args + i * stride), with small stacks (1024

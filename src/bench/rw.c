@@ -9,6 +9,10 @@
  * wait to acquire (p50/p99/max of every sample_every-th op of that class, a
  * log-linear histogram), Jain's index over the threads' counts.
  *
+ * Also the threads that never got a CPU in the window though runnable
+ * (measure.h: read_sched_times): a window shorter than the scheduler's
+ * round measured fewer threads than it claims.
+ *
  * With --runqueue, each sampled op also reads the thread's time runnable
  * but not running from /proc/thread-self/schedstat before and after it, and
  * each class reports the largest wait less that time and the runqueue time
@@ -52,6 +56,7 @@ struct rw_worker {
 	/* --runqueue: the runqueue ns of the longest wait, the largest wait less its runqueue ns. */
 	uint64_t runq_at_max[2], wait_max_off_runq[2];
 	int schedstat_fd;
+	pid_t tid;                     /* the kernel's id of the thread */
 	uint64_t violations;
 	uint64_t rng;
 	uint64_t hist[2][HIST_BUCKETS];
@@ -100,6 +105,7 @@ static void *rw_main(void *p)
 {
 	struct rw_worker *w = p;
 	w->schedstat_fd = g.runqueue ? open("/proc/thread-self/schedstat", O_RDONLY | O_CLOEXEC) : -1;
+	w->tid = gettid();
 	const uint64_t hold = g.hold_loops, outside = g.outside_loops, mask = g.sample_mask;
 
 	pthread_barrier_wait(&g.start);
@@ -237,6 +243,7 @@ struct rw_result {
 	double cs_per_sec, cpu_ns_per_op;
 	struct class_result cls[2];
 	uint64_t violations;
+	int64_t unscheduled;           /* threads never on a CPU in the window; -1: unknown */
 	int exclusion_ok, drained;
 };
 
@@ -327,6 +334,10 @@ static void print_json(const struct rw_config *c, const struct rw_result *r)
 			printf(",\"%s_runq_ns_at_max\":%" PRIu64 ",\"%s_wait_ns_max_off_runq\":%" PRIu64,
 			       n, cr->runq_at_max, n, cr->wait_max_off_runq);
 	}
+	if (r->unscheduled >= 0)
+		printf(",\"threads_unscheduled\":%" PRId64, r->unscheduled);
+	else
+		fputs(",\"threads_unscheduled\":null", stdout);
 	printf(",\"exclusion_ok\":%s,\"drained\":%s,\"version\":\"%s\"}\n",
 	       r->exclusion_ok ? "true" : "false", r->drained ? "true" : "false", LL_VERSION);
 }
@@ -349,6 +360,10 @@ static void print_text(const struct rw_config *c, const struct rw_result *r)
 			       "running; longest wait less that time %" PRIu64 " ns\n", cr->wait_max,
 			       cr->runq_at_max, cr->wait_max_off_runq);
 	}
+	if (r->unscheduled > 0)
+		printf("  %" PRId64 " of %" PRId64 " threads never got a CPU in the window: it measured "
+		       "fewer threads (a longer --duration covers the scheduler's round)\n",
+		       r->unscheduled, c->r.threads);
 }
 
 int cmd_bench_rw(int argc, char **argv)
@@ -382,7 +397,7 @@ int cmd_bench_rw(int argc, char **argv)
 	start_threads(tids, c.r.threads, rw_main, w, sizeof(*w), "thread");
 
 	struct snapshot a, b;
-	struct rw_result r = { 0 };
+	struct rw_result r = { .unscheduled = -1 };
 	if (c.r.iterations) {
 		take_snapshot(&a);
 		pthread_barrier_wait(&g.start);
@@ -395,7 +410,14 @@ int cmd_bench_rw(int argc, char **argv)
 				w[i].window_ops[k] = atomic_load(&w[i].ops[k]);
 	} else {
 		pthread_barrier_wait(&g.start);
+		pid_t *ids = malloc((size_t)c.r.threads * sizeof(*ids));
+		struct sched_times *sa = malloc((size_t)c.r.threads * sizeof(*sa));
+		struct sched_times *sb = malloc((size_t)c.r.threads * sizeof(*sb));
+		for (int64_t i = 0; ids && i < c.r.threads; i++)
+			ids[i] = w[i].tid;
 		sleep_seconds(c.r.warmup_s);
+		/* Read before the window opens and after it closes: what ran in it ran between. */
+		int sched_ok = ids && sa && sb && read_sched_times(ids, c.r.threads, sa);
 		take_snapshot(&a);
 		for (int64_t i = 0; i < c.r.threads; i++)
 			for (int k = RD; k <= WR; k++)
@@ -409,6 +431,11 @@ int cmd_bench_rw(int argc, char **argv)
 									  memory_order_relaxed) -
 						     w[i].start_ops[k];
 		take_snapshot(&b);
+		if (sched_ok && read_sched_times(ids, c.r.threads, sb))
+			r.unscheduled = count_unscheduled(sa, sb, c.r.threads);
+		free(ids);
+		free(sa);
+		free(sb);
 		atomic_store(&g.phase, STOP);
 		r.drained = join_until(tids, c.r.threads, 1.0 + c.r.duration_s);
 	}

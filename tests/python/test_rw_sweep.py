@@ -82,6 +82,7 @@ def test_rw_points_never_meet_mutex_points(fake, tmp_path):
     assert ll["ns_per_iter"] == pytest.approx(0.999 * 10 + 0.001 * 100)
     assert ll["write_wait_ns_max"] == 4000.0 and ll["write_jain"] == 0.9
     assert ll["exclusion_ok"] == 1 and ll["read_ops"] > 0 and ll["mutex_ok"] is None
+    assert ll["threads_unscheduled"] == 1
     # A mutex run of pthread at the same threads and hold: nothing matches.
     out = locklab("sweep", "--locks", "pthread", *common, env=fake.env())
     assert out.returncode == 0, out.stderr
@@ -268,6 +269,18 @@ def test_exclusion_kept_everywhere_is_met():
     rows.append({"workload": "rw", "exclusion_ok": None})
     (checked,) = rw_report.check([], rows)
     assert not checked["ok"] and "never reported the exclusion check" in rw_report.alarm(rows)
+
+
+def test_passes_that_left_threads_off_the_cpu_are_named():
+    row = {"workload": "rw", "lock": "pthread", "lock_opts": "", "hold_ns": 0,
+           "outside_ns": 0, "workload_opts": "read_pct=50"}
+    rows = [{**row, "threads": 64, "threads_unscheduled": 0},
+            {**row, "threads": 1024, "threads_unscheduled": 17},
+            {**row, "threads": 256, "threads_unscheduled": None}]
+    note = rw_report.unscheduled_note(rows)
+    assert "In 1 stored pass (at 1024 threads)" in note
+    assert "most: 17 of 1024, pthread, 50% reads, hold 0 ns" in note
+    assert rw_report.unscheduled_note(rows[:1] + rows[2:]) == ""
 
 
 @pytest.mark.parametrize("extra, needle", [
