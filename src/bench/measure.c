@@ -120,29 +120,67 @@ static ssize_t read_proc(const char *path, char *buf, size_t size)
 	return got;
 }
 
-int read_sched_times(const pid_t *tids, int64_t n, struct sched_times *t)
+void sched_watch_close(int *fds, int64_t n)
 {
+	for (int64_t i = 0; i < n; i++)
+		if (fds[i] >= 0) {
+			close(fds[i]);
+			fds[i] = -1;
+		}
+}
+
+int sched_watch_open(const pid_t *tids, int64_t n, int *fds)
+{
+	/* One fd per thread, and the few the process has besides. */
+	struct rlimit rl;
+	rlim_t want = (rlim_t)n + 64;
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < want) {
+		rl.rlim_cur = rl.rlim_max < want ? rl.rlim_max : want;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+	for (int64_t i = 0; i < n; i++)
+		fds[i] = -1;
 	for (int64_t i = 0; i < n; i++) {
-		char path[64], buf[512];
-		unsigned long long run;
+		char path[64];
 		snprintf(path, sizeof(path), "/proc/self/task/%d/schedstat", (int)tids[i]);
-		if (read_proc(path, buf, sizeof(buf)) < 0 || sscanf(buf, "%llu", &run) != 1)
+		fds[i] = open(path, O_RDONLY | O_CLOEXEC);
+		if (fds[i] < 0) {
+			sched_watch_close(fds, n);
 			return 0;
-		t[i].run_ns = run;
-		/* "TID (comm) S ...": the state follows the last ')' (comm may hold one). */
-		snprintf(path, sizeof(path), "/proc/self/task/%d/stat", (int)tids[i]);
-		char *paren = read_proc(path, buf, sizeof(buf)) < 0 ? NULL : strrchr(buf, ')');
-		if (!paren || paren[1] != ' ')
-			return 0;
-		t[i].runnable = paren[2] == 'R';
+		}
 	}
 	return 1;
 }
 
-int64_t count_unscheduled(const struct sched_times *a, const struct sched_times *b, int64_t n)
+int sched_run_times(const int *fds, int64_t n, uint64_t *run_ns)
+{
+	for (int64_t i = 0; i < n; i++) {
+		char buf[128];
+		ssize_t got = pread(fds[i], buf, sizeof(buf) - 1, 0);
+		if (got <= 0)
+			return 0;
+		buf[got] = '\0';
+		unsigned long long run;
+		if (sscanf(buf, "%llu", &run) != 1)
+			return 0;
+		run_ns[i] = run;
+	}
+	return 1;
+}
+
+int64_t count_unscheduled(const pid_t *tids, const uint64_t *a, const uint64_t *b, int64_t n)
 {
 	int64_t count = 0;
-	for (int64_t i = 0; i < n; i++)
-		count += b[i].run_ns == a[i].run_ns && b[i].runnable;
+	for (int64_t i = 0; i < n; i++) {
+		if (a[i] != b[i])
+			continue;
+		/* "TID (comm) S ...": the state follows the last ')' (comm may hold one). */
+		char path[64], buf[512];
+		snprintf(path, sizeof(path), "/proc/self/task/%d/stat", (int)tids[i]);
+		char *paren = read_proc(path, buf, sizeof(buf)) < 0 ? NULL : strrchr(buf, ')');
+		if (!paren || paren[1] != ' ')
+			return -1;
+		count += paren[2] == 'R';
+	}
 	return count;
 }

@@ -9,9 +9,11 @@
  * wait to acquire (p50/p99/max of every sample_every-th op of that class, a
  * log-linear histogram), Jain's index over the threads' counts.
  *
- * Also the threads that never got a CPU in the window though runnable
- * (measure.h: read_sched_times): a window shorter than the scheduler's
- * round measured fewer threads than it claims.
+ * With --runqueue, also the threads that never got a CPU in the window
+ * though runnable (measure.h: sched_watch_open): a window shorter than the
+ * scheduler's round measured fewer threads than it claims.  Off by default:
+ * the main thread's reads around the window cost it its place in a crowded
+ * run queue, and a 0.1 s window at 256 threads then lasted 0.5 s.
  *
  * With --runqueue, each sampled op also reads the thread's time runnable
  * but not running from /proc/thread-self/schedstat before and after it, and
@@ -77,6 +79,7 @@ static struct {
 	alignas(64) atomic_int phase;
 	uint64_t hold_loops, outside_loops, iterations, sample_mask, read_below;
 	int runqueue;
+	atomic_long ready;             /* threads that wrote their tid */
 	pthread_barrier_t start;
 } g;
 
@@ -106,6 +109,7 @@ static void *rw_main(void *p)
 	struct rw_worker *w = p;
 	w->schedstat_fd = g.runqueue ? open("/proc/thread-self/schedstat", O_RDONLY | O_CLOEXEC) : -1;
 	w->tid = gettid();
+	atomic_fetch_add(&g.ready, 1);
 	const uint64_t hold = g.hold_loops, outside = g.outside_loops, mask = g.sample_mask;
 
 	pthread_barrier_wait(&g.start);
@@ -181,7 +185,8 @@ static void usage(FILE *f)
 	      "  --sample-every K    time one operation of each class in K, a power of two (16)\n"
 	      "  --runqueue          per class, also the longest wait less the time the waiter\n"
 	      "                      spent runnable but not running (/proc/thread-self/schedstat,\n"
-	      "                      read around every sampled operation: about 2 us each)\n",
+	      "                      read around every sampled operation: about 2 us each), and\n"
+	      "                      the threads that never got a CPU in the window\n",
 	      f);
 }
 
@@ -334,9 +339,9 @@ static void print_json(const struct rw_config *c, const struct rw_result *r)
 			printf(",\"%s_runq_ns_at_max\":%" PRIu64 ",\"%s_wait_ns_max_off_runq\":%" PRIu64,
 			       n, cr->runq_at_max, n, cr->wait_max_off_runq);
 	}
-	if (r->unscheduled >= 0)
+	if (c->runqueue && r->unscheduled >= 0)
 		printf(",\"threads_unscheduled\":%" PRId64, r->unscheduled);
-	else
+	else if (c->runqueue)
 		fputs(",\"threads_unscheduled\":null", stdout);
 	printf(",\"exclusion_ok\":%s,\"drained\":%s,\"version\":\"%s\"}\n",
 	       r->exclusion_ok ? "true" : "false", r->drained ? "true" : "false", LL_VERSION);
@@ -409,15 +414,21 @@ int cmd_bench_rw(int argc, char **argv)
 			for (int k = RD; k <= WR; k++)
 				w[i].window_ops[k] = atomic_load(&w[i].ops[k]);
 	} else {
-		pthread_barrier_wait(&g.start);
-		pid_t *ids = malloc((size_t)c.r.threads * sizeof(*ids));
-		struct sched_times *sa = malloc((size_t)c.r.threads * sizeof(*sa));
-		struct sched_times *sb = malloc((size_t)c.r.threads * sizeof(*sb));
-		for (int64_t i = 0; ids && i < c.r.threads; i++)
+		/* The threads' schedstat, opened while they wait at the barrier (measure.h). */
+		size_t n = (size_t)c.r.threads;
+		pid_t *ids = malloc(n * sizeof(*ids));
+		int *fds = malloc(n * sizeof(*fds));
+		uint64_t *run_a = malloc(n * sizeof(*run_a)), *run_b = malloc(n * sizeof(*run_b));
+		while (atomic_load(&g.ready) < c.r.threads)
+			sleep_seconds(0.0005);
+		for (size_t i = 0; ids && i < n; i++)
 			ids[i] = w[i].tid;
+		int watch = c.runqueue && ids && fds && run_a && run_b &&
+			    sched_watch_open(ids, c.r.threads, fds);
+		pthread_barrier_wait(&g.start);
 		sleep_seconds(c.r.warmup_s);
 		/* Read before the window opens and after it closes: what ran in it ran between. */
-		int sched_ok = ids && sa && sb && read_sched_times(ids, c.r.threads, sa);
+		watch = watch && sched_run_times(fds, c.r.threads, run_a);
 		take_snapshot(&a);
 		for (int64_t i = 0; i < c.r.threads; i++)
 			for (int k = RD; k <= WR; k++)
@@ -431,11 +442,14 @@ int cmd_bench_rw(int argc, char **argv)
 									  memory_order_relaxed) -
 						     w[i].start_ops[k];
 		take_snapshot(&b);
-		if (sched_ok && read_sched_times(ids, c.r.threads, sb))
-			r.unscheduled = count_unscheduled(sa, sb, c.r.threads);
+		if (watch && sched_run_times(fds, c.r.threads, run_b))
+			r.unscheduled = count_unscheduled(ids, run_a, run_b, c.r.threads);
+		if (fds)
+			sched_watch_close(fds, c.r.threads);
 		free(ids);
-		free(sa);
-		free(sb);
+		free(fds);
+		free(run_a);
+		free(run_b);
 		atomic_store(&g.phase, STOP);
 		r.drained = join_until(tids, c.r.threads, 1.0 + c.r.duration_s);
 	}

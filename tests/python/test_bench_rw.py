@@ -69,8 +69,8 @@ def test_runqueue_splits_the_schedulers_share_off_the_longest_wait():
 
 
 def test_threads_kept_off_the_cpu_are_counted():
-    """256 readers that never sleep, pinned to one CPU, in a 50 ms window: the
-    scheduler's round is longer than the window, so some never run in it and the
+    """--runqueue: 256 readers that never sleep, pinned to one CPU, in a 50 ms window:
+    the scheduler's round is longer than the window, so some never run in it and the
     point says so; one thread always runs; with --iterations the window is the run."""
     import os
     import subprocess
@@ -78,7 +78,7 @@ def test_threads_kept_off_the_cpu_are_counted():
 
     cmd = [sys.executable, "-m", "locklab.cli", "bench", "--workload", "rw", "--lock", "ll",
            "--threads", "256", "--read-pct", "100", "--hold-ns", "50", "--duration", "0.05",
-           "--warmup", "0.05"]
+           "--warmup", "0.05", "--runqueue"]
     out = subprocess.run([*cmd, "--json"], capture_output=True, text=True, timeout=120,
                          preexec_fn=lambda: os.sched_setaffinity(0, {min(os.sched_getaffinity(0))}))
     assert out.returncode == 0, out.stderr
@@ -86,8 +86,12 @@ def test_threads_kept_off_the_cpu_are_counted():
     assert 1 <= r["threads_unscheduled"] < 256
     one = json.loads(locklab(*RW[:3], "--threads", "1", "--hold-ns", "50", "--lock", "ll",
                              "--read-pct", "50", "--duration", "0.1", "--warmup", "0.05",
-                             "--json").stdout)
+                             "--runqueue", "--json").stdout)
     assert one["threads_unscheduled"] == 0
     it = json.loads(locklab(*RW, "--lock", "ll", "--read-pct", "50", "--iterations", "100",
-                            "--json").stdout)
+                            "--runqueue", "--json").stdout)
     assert it["threads_unscheduled"] is None
+    # A diagnostic, as --runqueue is: without it the window is left alone.
+    plain = json.loads(locklab(*RW, "--lock", "ll", "--read-pct", "50", "--duration", "0.05",
+                               "--warmup", "0.01", "--json").stdout)
+    assert "threads_unscheduled" not in plain
