@@ -69,12 +69,15 @@ def label(p: dict) -> str:
     return store.lock_label(p["lock"], p["lock_opts"])
 
 
-def panels(points: list[dict]) -> dict[tuple, dict[tuple[str, int], dict]]:
+def panels(points: list[dict], idle: bool = False) -> dict[tuple, dict[tuple[str, int], dict]]:
     """(hold, outside, read %) -> (lock label, threads) -> point; the panels in hold
-    order, the read fractions from the highest."""
+    order, the read fractions from the highest. Points that made no operation at all
+    (a median of 0: glibc's default kind has stalled whole passes) only with idle,
+    for the targets: a log scale and a ratio have no place for them."""
     out: dict[tuple, dict[tuple[str, int], dict]] = {}
     for p in points:
-        if p["workload"] == WORKLOAD and p["ops_per_sec"]:
+        if p["workload"] == WORKLOAD and (p["ops_per_sec"] or
+                                          (idle and p["ops_per_sec"] is not None)):
             out.setdefault(panel_key(p), {})[(label(p), p["threads"])] = p
     return dict(sorted(out.items(), key=lambda kv: (kv[0][0], kv[0][1], -kv[0][2])))
 
@@ -103,7 +106,7 @@ def baseline_bound(rows: list[dict], key, threads: int, ratio: float,
 def check(points: list[dict], rows: list[dict]) -> list[dict]:
     """One row per target and panel (where): ll's figure, the bound, whether it holds."""
     out: list[dict] = []
-    for key, panel in panels(points).items():
+    for key, panel in panels(points, idle=True).items():
         hold, outside, pct = key
         ll = {t: p for (lock, t), p in panel.items() if lock == CANDIDATE}
         if hold == 0 and outside == 0 and pct == 100:

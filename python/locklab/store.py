@@ -111,6 +111,8 @@ RW_METRICS = (
     ("threads_unscheduled", "INTEGER"),
 )
 RW_METRIC_NAMES = tuple(name for name, _ in RW_METRICS)
+# What the rw workload's line carries only with a diagnostic asked for (--runqueue).
+RW_OPTIONAL = ("threads_unscheduled",)
 # Columns the rw workload's line names otherwise: column, its key there.
 RW_SAME = (("ns_per_iter", "ns_per_op"), ("cpu_ns_per_iter", "cpu_ns_per_op"))
 # Every metric a point may carry, in column order.

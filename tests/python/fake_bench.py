@@ -211,8 +211,9 @@ def cmd_rw(argv):
         "read_jain": 0.99, "write_ops": writes, "write_ns_per_op": write_ns if writes else 0,
         "write_wait_ns_p50": 0, "write_wait_ns_p99": 0.5 * wait, "write_wait_ns_max": wait,
         "write_samples": 10 if writes else 0, "write_jain": 0.9 if writes else 0,
-        "threads_unscheduled": 0 if args.threads <= 2 else 1,
         "exclusion_ok": not violate, "drained": True, "version": "fake",
+        # Only with --runqueue in the real one: here, ll's lines carry it, no other's.
+        **({"threads_unscheduled": 1} if args.lock == "ll" else {}),
     }))
     return 1 if violate else 0
 

@@ -83,6 +83,9 @@ def test_rw_points_never_meet_mutex_points(fake, tmp_path):
     assert ll["write_wait_ns_max"] == 4000.0 and ll["write_jain"] == 0.9
     assert ll["exclusion_ok"] == 1 and ll["read_ops"] > 0 and ll["mutex_ok"] is None
     assert ll["threads_unscheduled"] == 1
+    # A line without it (the diagnostic not asked for) is a whole point, the column empty.
+    glibc = next(p for p in stored if p["lock"] == "pthread" and not p["lock_opts"])
+    assert glibc["ok"] and glibc["threads_unscheduled"] is None
     # A mutex run of pthread at the same threads and hold: nothing matches.
     out = locklab("sweep", "--locks", "pthread", *common, env=fake.env())
     assert out.returncode == 0, out.stderr
@@ -118,8 +121,8 @@ def test_an_rw_run_resumes_with_its_own_grid(fake, tmp_path):
 
 def rw_figures(lock, opts, threads, pct, hold, ops, wait_max=1e6, ok=True):
     return {"lock": lock, "lock_opts": opts, "threads": threads, "read_pct": pct,
-            "hold_ns": hold, "outside_ns": 0, "ns_per_op": 1e9 / ops, "ops_per_sec": ops,
-            "cpu_ns_per_op": 2e9 / ops, "read_ops": 1000, "write_ops": 10,
+            "hold_ns": hold, "outside_ns": 0, "ns_per_op": 1e9 / ops if ops else 0.0,
+            "ops_per_sec": ops, "cpu_ns_per_op": 2e9 / ops if ops else 0.0, "read_ops": 1000, "write_ops": 10,
             "read_ns_per_op": 12.0, "write_ns_per_op": 80.0, "read_wait_ns_p99": 50.0,
             "read_wait_ns_max": 900.0, "write_wait_ns_p99": wait_max / 2,
             "write_wait_ns_max": wait_max, "read_jain": 0.97, "write_jain": 0.5,
@@ -259,6 +262,10 @@ def test_a_baseline_whose_passes_disagree_is_taken_at_its_best(tmp_path):
     row = mixed_row(tmp_path / "m.db", (5e6, 4e6, 6e6))
     assert row["ok"] and row["bound"] == pytest.approx(0.9 * 5e6)
     assert row["target"] == "ops/s vs 0.9x pthread"
+    # Two passes of nothing at all (a median of 0): the row is still judged, at its best.
+    row = mixed_row(tmp_path / "z.db", (1.9e6, 0.0, 0.0))
+    assert row["ok"] and row["bound"] == pytest.approx(0.9 * 1.9e6)
+    assert "its best pass: pthread's span 0-1.9e+06 ops/s" in row["target"]
 
 
 def test_exclusion_kept_everywhere_is_met():
