@@ -27,6 +27,11 @@
  *             whose leaving (or entering, for G) it waits for
  *   wq        writers waiting for W sleep on it; bumped by the release of W
  *   rwaiting  readers blocked by P, counted until they enter or give up
+ *   revoked   1: the writer that set P last revoked the bias on its way, so
+ *             writes are rare on this lock (the bias had come back); readers
+ *             it blocks poll for it.  0: it found the bias off, writes come
+ *             often, and readers it blocks sleep at once (written by the W
+ *             owner only)
  *   spin_iters, inhibit, bias_on, bias_after: the knobs and the bias timer
  *
  * Shared by every lock: the table of visible readers, one 64-byte line of 8
@@ -44,8 +49,9 @@
  *                 no other CPU writes), reload the word: B still set, done
  *   fast unlock   release-store 0 in the slot the hold took (wherever the
  *                 thread runs now); load revoker (1: wake it)
- *   slow rdlock   CAS word + 1 while P is clear, else poll spin_ns, then
- *                 sleep on rseq
+ *   slow rdlock   CAS word + 1 while P is clear, else poll spin_ns (only
+ *                 behind a writer that revoked the bias, or with bias=0),
+ *                 then sleep on rseq
  *   wrlock        CAS W in (free lock, bias off: W and P in one CAS, done);
  *                 else sleep on wq for W; while readers the last writer
  *                 blocked are waiting, set G and sleep until they have
@@ -96,6 +102,7 @@ typedef struct {
 	uint32_t spin_iters;           /* a waiter's polls before it sleeps */
 	uint16_t inhibit;              /* bias stays off for inhibit x the revocation's scan */
 	uint8_t bias_on;               /* 0: never bias (a plain writer-first rwlock) */
+	_Atomic uint8_t revoked;       /* the writer that set P last revoked the bias */
 	_Atomic uint64_t bias_after;   /* ll_now_ns() before which bias stays off */
 } ll_rw_own_t;
 
@@ -110,7 +117,8 @@ typedef struct {
 struct ll_rw_own_config {
 	int64_t bias;          /* 1: the fast read path (default), 0: never */
 	int64_t inhibit;       /* bias off for inhibit x the revocation's scan (BRAVO's N; 1) */
-	int64_t spin_ns;       /* a waiting writer or reader polls this long before it sleeps */
+	int64_t spin_ns;       /* a waiting writer, or a reader behind a revoking writer, polls
+				  this long before it sleeps */
 };
 
 /* cfg NULL: defaults.  0, or EINVAL for a config out of the knobs' range. */

@@ -1182,6 +1182,61 @@ static int test_ll(void)
 	return 0;
 }
 
+/* ---- ll: readers poll only behind a writer that revoked the bias ---- */
+
+static atomic_long poll_reader_cpu_ns = -1;
+
+static long thread_cpu_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return ts.tv_sec * 1000000000L + ts.tv_nsec;
+}
+
+static void *cpu_timed_reader(void *p)
+{
+	(void)p;
+	long t0 = thread_cpu_ns();
+	CHECK(ll_rwlock_rdlock(&shared) == 0, "rdlock");
+	atomic_store(&poll_reader_cpu_ns, thread_cpu_ns() - t0);
+	CHECK(ll_rwlock_unlock(&shared) == 0, "unlock");
+	return NULL;
+}
+
+/*
+ * `revoked` follows the writer that set P: 1 after it revoked the bias, 0
+ * when it found the bias off.  Behind the latter, a blocked reader sleeps at
+ * once instead of polling spin_ns (here 100 ms): its thread's CPU time, which
+ * preemption does not inflate, stays far below the poll.
+ */
+static int test_ll_poll(void)
+{
+	algo = "ll";
+	init_rw(&shared, "spin_ns=100000000");
+	const ll_rw_own_t *l = (const ll_rw_own_t *)(const void *)shared.state;
+	CHECK(atomic_load(&l->word) & LL_RW_OWN_B, "a new lock has the bias on");
+	CHECK(ll_rwlock_wrlock(&shared) == 0 && atomic_load(&l->revoked) == 1,
+	      "a writer that revoked the bias did not say so");
+	CHECK(ll_rwlock_unlock(&shared) == 0, "unlock");
+	/* No reader since: the bias stays off and the next writer takes the fast path. */
+	CHECK(ll_rwlock_wrlock(&shared) == 0 && atomic_load(&l->revoked) == 0 &&
+	      !(atomic_load(&l->word) & LL_RW_OWN_B), "a writer that found the bias off");
+	pthread_t reader;
+	pthread_create(&reader, NULL, cpu_timed_reader, NULL);
+	for (int i = 0; i < 10000 && atomic_load(&l->rwaiting) == 0; i++)
+		sleep_ms(1);
+	CHECK(atomic_load(&l->rwaiting) == 1, "the reader never counted itself as blocked");
+	CHECK(ll_rwlock_unlock(&shared) == 0, "unlock");
+	pthread_join(reader, NULL);
+	long cpu = atomic_load(&poll_reader_cpu_ns);
+	CHECK(cpu >= 0 && cpu < 50000000L, "the reader spent %.1f ms of CPU behind a writer that "
+	      "found the bias off (polled it)", (double)cpu / 1e6);
+	ll_rwlock_destroy(&shared);
+	printf("ll: revoked follows the writer; behind one that found the bias off a reader "
+	       "slept at once (%.3f ms of CPU)\n", (double)cpu / 1e6);
+	return 0;
+}
+
 /* ---- ll: the table of visible readers, first one line of 8 slots per CPU ---- */
 
 #define CROWD_THREADS 6
@@ -1296,7 +1351,7 @@ int main(int argc, char **argv)
 		{ "timed", test_timed, 1 },         { "wakeup", test_wakeup, 1 },
 		{ "starvation", test_starvation, 1 }, { "recursion", test_recursion, 1 },
 		{ "revocation", test_revocation, 1 }, { "config", test_config, 0 },
-		{ "innodb56", test_innodb56, 0 }, { "ll", test_ll, 0 },
+		{ "innodb56", test_innodb56, 0 }, { "ll", test_ll, 0 }, { "ll-poll", test_ll_poll, 0 },
 		{ "ll-table", test_ll_table, 0 },
 	};
 	const struct test_case *t = test_pick(argc, argv, tests, LL_COUNT(tests),

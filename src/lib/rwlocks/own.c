@@ -254,6 +254,7 @@ int ll_rw_own_init(ll_rw_own_t *l, const struct ll_rw_own_config *cfg)
 	atomic_init(&l->wseq, 0);
 	atomic_init(&l->wq, 0);
 	atomic_init(&l->rwaiting, 0);
+	atomic_init(&l->revoked, 0);
 	atomic_init(&l->bias_after, 0);
 	l->spin_iters = ll_spin_iters(LL_SPIN_PAUSE, cfg->spin_ns);
 	l->inhibit = (uint16_t)cfg->inhibit;
@@ -318,8 +319,15 @@ static int rd_slow(ll_rw_own_t *l, const struct timespec *dl, int try, int *wait
 			rc = EBUSY;
 			break;
 		}
-		if (!waiting && spun < l->spin_iters) {
-			/* A writer's section is often shorter than a sleep and a wake. */
+		if (!waiting && spun < l->spin_iters &&
+		    (!l->bias_on || atomic_load_explicit(&l->revoked, memory_order_relaxed))) {
+			/*
+			 * A rare writer's section is often shorter than a sleep and
+			 * a wake.  Behind a writer that found the bias off, writers
+			 * come often: polling readers then keep both CPUs on the
+			 * word's line, and sleeping ones let the writers run in turn
+			 * on one (docs/rwlocks.md).
+			 */
 			spun++;
 			ll_spin_wait(LL_SPIN_PAUSE);
 			continue;
@@ -650,8 +658,10 @@ static int wr(ll_rw_own_t *l, const struct timespec *dl, int try)
 	/* Free, bias off, no blocked readers to let in first: W and P in one CAS. */
 	unsigned w = atomic_load_explicit(&l->word, memory_order_relaxed);
 	if (!(w & ~S) && !atomic_load_explicit(&l->rwaiting, memory_order_relaxed) &&
-	    atomic_compare_exchange_strong(&l->word, &w, w | W | P))
+	    atomic_compare_exchange_strong(&l->word, &w, w | W | P)) {
+		atomic_store_explicit(&l->revoked, 0, memory_order_relaxed);
 		return 0;
+	}
 	int rc = take_w(l, dl, try);
 	if (rc)
 		return rc;
@@ -666,8 +676,10 @@ static int wr(ll_rw_own_t *l, const struct timespec *dl, int try)
 	/*
 	 * B off (revoked here, or a reader turned it on before we reached P: R,
 	 * P and G keep it off), then P.  try: only over no slow reader, and B
-	 * back if this call revoked it.
+	 * back if this call revoked it.  `revoked` (ours while we own W) tells
+	 * the readers P blocks whether to poll.
 	 */
+	uint8_t revoked = 0;
 	for (;;) {
 		unsigned v = atomic_load(&l->word);
 		if (try && (v & READERS)) {
@@ -680,8 +692,10 @@ static int wr(ll_rw_own_t *l, const struct timespec *dl, int try)
 			rc = revoke_bias(l, dl, try);
 			if (rc)
 				goto give_up;
+			revoked = 1;
 			continue;
 		}
+		atomic_store_explicit(&l->revoked, revoked, memory_order_relaxed);
 		if (atomic_compare_exchange_weak(&l->word, &v, (v | P) & ~R))
 			break;
 	}
@@ -751,7 +765,8 @@ static const struct ll_knob knobs[] = {
 	LL_KNOB_INT(struct ll_rw_own_config, inhibit, 1, 0, UINT16_MAX,
 		    "after a revocation whose scan took T, no fast reads for inhibit x T"),
 	LL_KNOB_INT(struct ll_rw_own_config, spin_ns, 2000, 0, 100000000,
-		    "nanoseconds a waiting writer or reader polls before it sleeps"),
+		    "nanoseconds a waiting writer, or a reader behind a writer that revoked the "
+		    "bias, polls before it sleeps"),
 };
 
 LL_RW_STATIC_ADAPTERS(ll_rw_own_init, ll_rw_own_destroy)
