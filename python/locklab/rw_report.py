@@ -237,6 +237,28 @@ def unscheduled_note(rows: list[dict]) -> str:
             "the scheduler's round.</p>")
 
 
+def unsettled_note(rows: list[dict]) -> str:
+    """A paragraph on the points where glibc's default kind's passes lie more than
+    UNSETTLED x apart (the targets take its best pass there); empty when there are
+    none."""
+    passes: dict[tuple, list[float]] = {}
+    for r in rows:
+        if (r.get("workload") == WORKLOAD and r.get("ok") and label(r) == BASELINE
+                and r.get("ops_per_sec") is not None):
+            passes.setdefault((panel_key(r), r["threads"]), []).append(r["ops_per_sec"])
+    apart = sorted((key, v) for key, v in passes.items()
+                   if len(v) >= 2 and max(v) > UNSETTLED * min(v))
+    if not apart:
+        return ""
+    (key, threads), v = max(apart, key=lambda kv: max(kv[1]) / min(kv[1]) if min(kv[1]) > 0
+                            else float("inf"))
+    return (f"<p>At {len(apart)} of {len(passes)} points the passes of glibc's default kind "
+            f"({BASELINE}) lie more than {UNSETTLED:g}x apart (widest: {min(v):.3g}-"
+            f"{max(v):.3g} ops/s at {threads} threads, {panel_title(key)}): no one figure "
+            "stands for them (at 50% reads it runs in two regimes, each lasting seconds; "
+            "docs/rwlocks.md). The targets take its best pass there.</p>")
+
+
 def section(points: list[dict], rows: list[dict], out: Path) -> str:
     """The report's rw section (HTML): ROWS are the run's stored points, POINTS their
     medians. Writes the graphs, MARKDOWN and TARGETS_FILE into OUT. Empty without rw
@@ -244,7 +266,8 @@ def section(points: list[dict], rows: list[dict], out: Path) -> str:
     points = [p for p in points if p["workload"] == WORKLOAD]
     if not points and not any(r.get("workload") == WORKLOAD for r in rows):
         return ""
-    parts = ["<h2>Read-write locks (rw workload)</h2>", alarm(rows), unscheduled_note(rows),
+    parts = ["<h2>Read-write locks (rw workload)</h2>", alarm(rows), unsettled_note(rows),
+             unscheduled_note(rows),
              "<p>Throughput of reads and writes together, and the writers' wait to "
              "acquire, against threads: a panel per read fraction, a row per hold time.</p>"]
     for stem, metric, scale, ylabel, logy, writes_only in CHARTS:

@@ -278,6 +278,20 @@ def test_exclusion_kept_everywhere_is_met():
     assert not checked["ok"] and "never reported the exclusion check" in rw_report.alarm(rows)
 
 
+def test_glibcs_two_regimes_are_counted():
+    row = {"workload": "rw", "lock": "pthread", "lock_opts": "", "hold_ns": 0,
+           "outside_ns": 0, "workload_opts": "read_pct=50", "ok": 1}
+    rows = [{**row, "threads": 64, "ops_per_sec": v} for v in (6.6e6, 77.0, 6.3e6)]
+    rows += [{**row, "threads": 16, "ops_per_sec": v} for v in (8.0e6, 9.8e6, 8.5e6)]
+    # Another lock's spread, or a failed pass, is not glibc's regime.
+    rows += [{**row, "threads": 16, "lock": "ll", "ops_per_sec": 1.0},
+             {**row, "threads": 16, "ok": 0, "ops_per_sec": 0.0}]
+    note = rw_report.unsettled_note(rows)
+    assert "At 1 of 2 points the passes of glibc's default kind (pthread) lie more" in note
+    assert "widest: 77-6.6e+06 ops/s at 64 threads, 50% reads, hold 0 ns" in note
+    assert rw_report.unsettled_note(rows[3:]) == ""
+
+
 def test_passes_that_left_threads_off_the_cpu_are_named():
     row = {"workload": "rw", "lock": "pthread", "lock_opts": "", "hold_ns": 0,
            "outside_ns": 0, "workload_opts": "read_pct=50"}
