@@ -69,15 +69,15 @@ def label(p: dict) -> str:
     return store.lock_label(p["lock"], p["lock_opts"])
 
 
-def panels(points: list[dict], idle: bool = False) -> dict[tuple, dict[tuple[str, int], dict]]:
+def panels(points: list[dict], zeros: bool = False) -> dict[tuple, dict[tuple[str, int], dict]]:
     """(hold, outside, read %) -> (lock label, threads) -> point; the panels in hold
     order, the read fractions from the highest. Points that made no operation at all
-    (a median of 0: glibc's default kind has stalled whole passes) only with idle,
+    (a median of 0: glibc's default kind has stalled whole passes) only with zeros,
     for the targets: a log scale and a ratio have no place for them."""
     out: dict[tuple, dict[tuple[str, int], dict]] = {}
     for p in points:
         if p["workload"] == WORKLOAD and (p["ops_per_sec"] or
-                                          (idle and p["ops_per_sec"] is not None)):
+                                          (zeros and p["ops_per_sec"] is not None)):
             out.setdefault(panel_key(p), {})[(label(p), p["threads"])] = p
     return dict(sorted(out.items(), key=lambda kv: (kv[0][0], kv[0][1], -kv[0][2])))
 
@@ -90,14 +90,28 @@ def exclusion(rows: list[dict]) -> tuple[list[dict], list[dict]]:
             [r for r in mine if r.get("exclusion_ok") is None])
 
 
+def baseline_passes(rows: list[dict]) -> dict[tuple, list[float]]:
+    """(panel key, threads) -> the throughput of each stored pass of the baseline
+    (glibc's default kind) that ran."""
+    out: dict[tuple, list[float]] = {}
+    for r in rows:
+        if (r.get("workload") == WORKLOAD and r.get("ok") and label(r) == BASELINE
+                and r.get("ops_per_sec") is not None):
+            out.setdefault((panel_key(r), r["threads"]), []).append(r["ops_per_sec"])
+    return out
+
+
+def unsettled(passes: list[float]) -> bool:
+    """Passes too far apart (more than UNSETTLED x) for one figure to stand for them."""
+    return len(passes) >= 2 and max(passes) > UNSETTLED * min(passes)
+
+
 def baseline_bound(rows: list[dict], key, threads: int, ratio: float,
                    median: float) -> tuple[float, str]:
     """ratio x the baseline's throughput at (panel key, threads): its median, or its best
     pass where its stored passes lie more than UNSETTLED apart; and what to say of it."""
-    passes = [r["ops_per_sec"] for r in rows
-              if r.get("workload") == WORKLOAD and r.get("ok") and r.get("ops_per_sec") is not None
-              and label(r) == BASELINE and r["threads"] == threads and panel_key(r) == key]
-    if len(passes) >= 2 and max(passes) > UNSETTLED * min(passes):
+    passes = baseline_passes(rows).get((key, threads), [])
+    if unsettled(passes):
         return (ratio * max(passes),
                 f" (its best pass: pthread's span {min(passes):.3g}-{max(passes):.3g} ops/s)")
     return ratio * median, ""
@@ -106,7 +120,7 @@ def baseline_bound(rows: list[dict], key, threads: int, ratio: float,
 def check(points: list[dict], rows: list[dict]) -> list[dict]:
     """One row per target and panel (where): ll's figure, the bound, whether it holds."""
     out: list[dict] = []
-    for key, panel in panels(points, idle=True).items():
+    for key, panel in panels(points, zeros=True).items():
         hold, outside, pct = key
         ll = {t: p for (lock, t), p in panel.items() if lock == CANDIDATE}
         if hold == 0 and outside == 0 and pct == 100:
@@ -241,13 +255,8 @@ def unsettled_note(rows: list[dict]) -> str:
     """A paragraph on the points where glibc's default kind's passes lie more than
     UNSETTLED x apart (the targets take its best pass there); empty when there are
     none."""
-    passes: dict[tuple, list[float]] = {}
-    for r in rows:
-        if (r.get("workload") == WORKLOAD and r.get("ok") and label(r) == BASELINE
-                and r.get("ops_per_sec") is not None):
-            passes.setdefault((panel_key(r), r["threads"]), []).append(r["ops_per_sec"])
-    apart = sorted((key, v) for key, v in passes.items()
-                   if len(v) >= 2 and max(v) > UNSETTLED * min(v))
+    passes = baseline_passes(rows)
+    apart = sorted((key, v) for key, v in passes.items() if unsettled(v))
     if not apart:
         return ""
     (key, threads), v = max(apart, key=lambda kv: max(kv[1]) / min(kv[1]) if min(kv[1]) > 0

@@ -1,6 +1,6 @@
 /*
- * measure.c: /proc/stat, rusage, threads' schedstat and timed joins for the
- * benchmark workloads.
+ * measure.c: /proc/stat, rusage, threads' schedstat and state, and timed
+ * joins for the benchmark workloads.
  */
 #include <fcntl.h>
 #include <inttypes.h>
@@ -106,81 +106,47 @@ void start_threads(pthread_t *tids, int64_t n, void *(*fn)(void *), void *args, 
 	pthread_attr_destroy(&attr);
 }
 
-/* The first line of a file of /proc, NUL-terminated in buf; its length, or -1. */
-static ssize_t read_proc(const char *path, char *buf, size_t size)
+int schedstat_read(int fd, uint64_t *run_ns, uint64_t *wait_ns)
 {
+	char buf[128];
+	unsigned long long run, wait;
+	ssize_t got = fd >= 0 ? pread(fd, buf, sizeof(buf) - 1, 0) : -1;
+	if (got <= 0)
+		return 0;
+	buf[got] = '\0';
+	if (sscanf(buf, "%llu %llu", &run, &wait) != 2)
+		return 0;
+	if (run_ns)
+		*run_ns = run;
+	if (wait_ns)
+		*wait_ns = wait;
+	return 1;
+}
+
+int thread_runnable(pid_t tid)
+{
+	char path[64], buf[512];
+	snprintf(path, sizeof(path), "/proc/self/task/%d/stat", (int)tid);
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -1;
-	ssize_t got = read(fd, buf, size - 1);
+	ssize_t got = read(fd, buf, sizeof(buf) - 1);
 	close(fd);
 	if (got <= 0)
 		return -1;
 	buf[got] = '\0';
-	return got;
+	/* "TID (comm) S ...": the state follows the last ')' (comm may hold one). */
+	char *paren = strrchr(buf, ')');
+	if (!paren || paren[1] != ' ')
+		return -1;
+	return paren[2] == 'R';
 }
 
-void sched_watch_close(int *fds, int64_t n)
+void fd_limit_at_least(int64_t n)
 {
-	for (int64_t i = 0; i < n; i++)
-		if (fds[i] >= 0) {
-			close(fds[i]);
-			fds[i] = -1;
-		}
-}
-
-int sched_watch_open(const pid_t *tids, int64_t n, int *fds)
-{
-	/* One fd per thread, and the few the process has besides. */
 	struct rlimit rl;
-	rlim_t want = (rlim_t)n + 64;
-	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < want) {
-		rl.rlim_cur = rl.rlim_max < want ? rl.rlim_max : want;
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < (rlim_t)n) {
+		rl.rlim_cur = rl.rlim_max < (rlim_t)n ? rl.rlim_max : (rlim_t)n;
 		setrlimit(RLIMIT_NOFILE, &rl);
 	}
-	for (int64_t i = 0; i < n; i++)
-		fds[i] = -1;
-	for (int64_t i = 0; i < n; i++) {
-		char path[64];
-		snprintf(path, sizeof(path), "/proc/self/task/%d/schedstat", (int)tids[i]);
-		fds[i] = open(path, O_RDONLY | O_CLOEXEC);
-		if (fds[i] < 0) {
-			sched_watch_close(fds, n);
-			return 0;
-		}
-	}
-	return 1;
-}
-
-int sched_run_times(const int *fds, int64_t n, uint64_t *run_ns)
-{
-	for (int64_t i = 0; i < n; i++) {
-		char buf[128];
-		ssize_t got = pread(fds[i], buf, sizeof(buf) - 1, 0);
-		if (got <= 0)
-			return 0;
-		buf[got] = '\0';
-		unsigned long long run;
-		if (sscanf(buf, "%llu", &run) != 1)
-			return 0;
-		run_ns[i] = run;
-	}
-	return 1;
-}
-
-int64_t count_unscheduled(const pid_t *tids, const uint64_t *a, const uint64_t *b, int64_t n)
-{
-	int64_t count = 0;
-	for (int64_t i = 0; i < n; i++) {
-		if (a[i] != b[i])
-			continue;
-		/* "TID (comm) S ...": the state follows the last ')' (comm may hold one). */
-		char path[64], buf[512];
-		snprintf(path, sizeof(path), "/proc/self/task/%d/stat", (int)tids[i]);
-		char *paren = read_proc(path, buf, sizeof(buf)) < 0 ? NULL : strrchr(buf, ')');
-		if (!paren || paren[1] != ' ')
-			return -1;
-		count += paren[2] == 'R';
-	}
-	return count;
 }

@@ -37,27 +37,15 @@ void window_between(const struct snapshot *a, const struct snapshot *b, struct w
 void sleep_seconds(double s);
 
 /*
- * Threads the scheduler kept off every CPU through a window.  A window whose
- * threads did not all get a CPU measured fewer threads than it claims: with
- * more threads that never sleep than CPUs, each one runs once per round of
- * the scheduler's slices (1024 threads on 2 CPUs: about a second).
- *
- * sched_watch_open opens each thread's /proc/self/task/TID/schedstat (its
- * time on a CPU) once, while the threads still wait to start: reading 1024
- * paths among 1024 runnable threads took the main thread seconds, one time
- * slice per round of the run queue.  0 if it could not (every fd closed).
+ * A thread's schedstat (/proc/.../schedstat, opened on fd): ns on a CPU so
+ * far and ns runnable waiting for one (added only once it runs); either
+ * pointer may be NULL.  0 if it could not be read.
  */
-int sched_watch_open(const pid_t *tids, int64_t n, int *fds);
-/* Each thread's ns on a CPU so far (one pread per thread); 0 if one failed. */
-int sched_run_times(const int *fds, int64_t n, uint64_t *run_ns);
-/*
- * Of the threads whose time on a CPU did not move from a to b, those
- * runnable now (state R in /proc/self/task/TID/stat): kept out by the
- * scheduler, not asleep on a lock (the kernel adds a wait for a CPU to
- * schedstat only once the thread runs).  -1 if a state could not be read.
- */
-int64_t count_unscheduled(const pid_t *tids, const uint64_t *a, const uint64_t *b, int64_t n);
-void sched_watch_close(int *fds, int64_t n);
+int schedstat_read(int fd, uint64_t *run_ns, uint64_t *wait_ns);
+/* 1 if thread tid of this process is runnable now (state R), 0 if not, -1 unknown. */
+int thread_runnable(pid_t tid);
+/* Raise the soft limit on open files to n if the hard one allows (one fd per thread). */
+void fd_limit_at_least(int64_t n);
 
 /*
  * Start n threads running fn(args + i * stride), with small stacks (1024

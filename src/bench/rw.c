@@ -9,16 +9,16 @@
  * wait to acquire (p50/p99/max of every sample_every-th op of that class, a
  * log-linear histogram), Jain's index over the threads' counts.
  *
- * With --runqueue, also the threads that never got a CPU in the window
- * though runnable (measure.h: sched_watch_open): a window shorter than the
- * scheduler's round measured fewer threads than it claims.  Off by default:
- * the main thread's reads around the window cost it its place in a crowded
- * run queue, and a 0.1 s window at 256 threads then lasted 0.5 s.
- *
- * With --runqueue, each sampled op also reads the thread's time runnable
- * but not running from /proc/thread-self/schedstat before and after it, and
- * each class reports the largest wait less that time and the runqueue time
- * of its longest wait: how much of a tail is the scheduler's, not the lock's.
+ * With --runqueue, each thread keeps its /proc/thread-self/schedstat open:
+ * each sampled op reads its time runnable but not running before and after
+ * it, and each class reports the largest wait less that time and the
+ * runqueue time of its longest wait (how much of a tail is the scheduler's,
+ * not the lock's); and the main thread reads every thread's time on a CPU
+ * before and after the window, to count the threads that never got one
+ * though runnable (a window shorter than the scheduler's round measured
+ * fewer threads than it claims).  Off by default: the main thread's reads
+ * cost it its place in a crowded run queue (a 0.1 s window at 256 threads
+ * then lasted 0.5 s).
  *
  * The exclusion check writes nothing shared on the read side (a shared
  * write would be the cost the rwlocks are measured without): a writer
@@ -57,8 +57,9 @@ struct rw_worker {
 	uint64_t samples[2], sampled_ns[2], wait_max[2];
 	/* --runqueue: the runqueue ns of the longest wait, the largest wait less its runqueue ns. */
 	uint64_t runq_at_max[2], wait_max_off_runq[2];
-	int schedstat_fd;
+	int schedstat_fd;              /* --runqueue: its own, also read by main around the window */
 	pid_t tid;                     /* the kernel's id of the thread */
+	uint64_t run_ns_at_start;      /* --runqueue: its ns on a CPU when the window opened */
 	uint64_t violations;
 	uint64_t rng;
 	uint64_t hist[2][HIST_BUCKETS];
@@ -79,7 +80,6 @@ static struct {
 	alignas(64) atomic_int phase;
 	uint64_t hold_loops, outside_loops, iterations, sample_mask, read_below;
 	int runqueue;
-	atomic_long ready;             /* threads that wrote their tid */
 	pthread_barrier_t start;
 } g;
 
@@ -95,13 +95,8 @@ static inline uint64_t next_rand(uint64_t *s)
 /* The thread's ns runnable but not running so far (schedstat's second field); 0 if unread. */
 static uint64_t runq_ns(int fd)
 {
-	char buf[96];
-	ssize_t n = pread(fd, buf, sizeof(buf) - 1, 0);
-	if (n <= 0)
-		return 0;
-	buf[n] = 0;
-	char *p = strchr(buf, ' ');
-	return p ? strtoull(p + 1, NULL, 10) : 0;
+	uint64_t wait = 0;
+	return schedstat_read(fd, NULL, &wait) ? wait : 0;
 }
 
 static void *rw_main(void *p)
@@ -109,7 +104,6 @@ static void *rw_main(void *p)
 	struct rw_worker *w = p;
 	w->schedstat_fd = g.runqueue ? open("/proc/thread-self/schedstat", O_RDONLY | O_CLOEXEC) : -1;
 	w->tid = gettid();
-	atomic_fetch_add(&g.ready, 1);
 	const uint64_t hold = g.hold_loops, outside = g.outside_loops, mask = g.sample_mask;
 
 	pthread_barrier_wait(&g.start);
@@ -371,6 +365,43 @@ static void print_text(const struct rw_config *c, const struct rw_result *r)
 		       r->unscheduled, c->r.threads);
 }
 
+/*
+ * --runqueue: every thread opened its schedstat before the start barrier;
+ * one that could not would report no runqueue time as if it had none.
+ */
+static void need_schedstat(const struct rw_config *c, const struct rw_worker *w)
+{
+	for (int64_t i = 0; c->runqueue && i < c->r.threads; i++)
+		if (w[i].schedstat_fd < 0) {
+			fprintf(stderr, "locklab: bench: --runqueue: cannot open the schedstat of "
+				"thread %" PRId64 " of %" PRId64 "\n", i + 1, c->r.threads);
+			_exit(EXIT_USAGE);
+		}
+}
+
+/*
+ * The threads whose time on a CPU has not moved since the window opened and
+ * that are runnable now: kept out by the scheduler, not asleep on the lock
+ * (schedstat's wait for a CPU grows only once the thread runs, so it is the
+ * state that tells them apart).  -1 if a thread could not be read.
+ */
+static int64_t count_unscheduled(const struct rw_worker *w, int64_t n)
+{
+	int64_t count = 0;
+	for (int64_t i = 0; i < n; i++) {
+		uint64_t run;
+		if (!schedstat_read(w[i].schedstat_fd, &run, NULL))
+			return -1;
+		if (run == w[i].run_ns_at_start) {
+			int runnable = thread_runnable(w[i].tid);
+			if (runnable < 0)
+				return -1;
+			count += runnable;
+		}
+	}
+	return count;
+}
+
 int cmd_bench_rw(int argc, char **argv)
 {
 	struct rw_config c;
@@ -399,6 +430,8 @@ int cmd_bench_rw(int argc, char **argv)
 	pthread_barrier_init(&g.start, NULL, (unsigned)c.r.threads + 1);
 	for (int64_t i = 0; i < c.r.threads; i++)
 		w[i].rng = 0x9e3779b97f4a7c15ull * (uint64_t)(i + 1) | 1;
+	if (c.runqueue)
+		fd_limit_at_least(c.r.threads + 64);   /* a schedstat per thread, and the rest */
 	start_threads(tids, c.r.threads, rw_main, w, sizeof(*w), "thread");
 
 	struct snapshot a, b;
@@ -406,6 +439,7 @@ int cmd_bench_rw(int argc, char **argv)
 	if (c.r.iterations) {
 		take_snapshot(&a);
 		pthread_barrier_wait(&g.start);
+		need_schedstat(&c, w);
 		for (int64_t i = 0; i < c.r.threads; i++)
 			pthread_join(tids[i], NULL);
 		take_snapshot(&b);
@@ -414,21 +448,13 @@ int cmd_bench_rw(int argc, char **argv)
 			for (int k = RD; k <= WR; k++)
 				w[i].window_ops[k] = atomic_load(&w[i].ops[k]);
 	} else {
-		/* The threads' schedstat, opened while they wait at the barrier (measure.h). */
-		size_t n = (size_t)c.r.threads;
-		pid_t *ids = malloc(n * sizeof(*ids));
-		int *fds = malloc(n * sizeof(*fds));
-		uint64_t *run_a = malloc(n * sizeof(*run_a)), *run_b = malloc(n * sizeof(*run_b));
-		while (atomic_load(&g.ready) < c.r.threads)
-			sleep_seconds(0.0005);
-		for (size_t i = 0; ids && i < n; i++)
-			ids[i] = w[i].tid;
-		int watch = c.runqueue && ids && fds && run_a && run_b &&
-			    sched_watch_open(ids, c.r.threads, fds);
 		pthread_barrier_wait(&g.start);
+		need_schedstat(&c, w);
 		sleep_seconds(c.r.warmup_s);
 		/* Read before the window opens and after it closes: what ran in it ran between. */
-		watch = watch && sched_run_times(fds, c.r.threads, run_a);
+		int watch = c.runqueue;
+		for (int64_t i = 0; watch && i < c.r.threads; i++)
+			watch = schedstat_read(w[i].schedstat_fd, &w[i].run_ns_at_start, NULL);
 		take_snapshot(&a);
 		for (int64_t i = 0; i < c.r.threads; i++)
 			for (int k = RD; k <= WR; k++)
@@ -442,14 +468,8 @@ int cmd_bench_rw(int argc, char **argv)
 									  memory_order_relaxed) -
 						     w[i].start_ops[k];
 		take_snapshot(&b);
-		if (watch && sched_run_times(fds, c.r.threads, run_b))
-			r.unscheduled = count_unscheduled(ids, run_a, run_b, c.r.threads);
-		if (fds)
-			sched_watch_close(fds, c.r.threads);
-		free(ids);
-		free(fds);
-		free(run_a);
-		free(run_b);
+		if (watch)
+			r.unscheduled = count_unscheduled(w, c.r.threads);
 		atomic_store(&g.phase, STOP);
 		r.drained = join_until(tids, c.r.threads, 1.0 + c.r.duration_s);
 	}

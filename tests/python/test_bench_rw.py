@@ -95,3 +95,20 @@ def test_threads_kept_off_the_cpu_are_counted():
     plain = json.loads(locklab(*RW, "--lock", "ll", "--read-pct", "50", "--duration", "0.05",
                                "--warmup", "0.01", "--json").stdout)
     assert "threads_unscheduled" not in plain
+
+
+def test_runqueue_refuses_threads_it_cannot_watch():
+    """--runqueue with more threads than open files allowed: one line and exit 2, not
+    threads whose runqueue time reads as 0 because their schedstat never opened."""
+    import resource
+    import subprocess
+    import sys
+
+    def few_files():
+        resource.setrlimit(resource.RLIMIT_NOFILE, (64, 64))
+
+    cmd = [sys.executable, "-m", "locklab.cli", *RW, "--threads", "100", "--lock", "ll",
+           "--read-pct", "50", "--duration", "0.05", "--warmup", "0.01", "--runqueue", "--json"]
+    out = subprocess.run(cmd, capture_output=True, text=True, timeout=120, preexec_fn=few_files)
+    assert out.returncode == 2 and out.stdout == ""
+    assert "--runqueue: cannot open the schedstat of thread" in one_line_error(out)
