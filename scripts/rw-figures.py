@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """The rwlocks against glibc's, measured in turns: docs/rwlocks.md's figures.
 
-  rw-figures.py [ROUNDS] [SECONDS] [--locks 'LOCK [OPTS] [@BUILD_DIR];...'] [--points T:PCT,...]
+  rw-figures.py [ROUNDS] [SECONDS] [--locks 'LOCK [OPTS] [@BUILD_DIR];...'] [--points T:PCT[:HOLD],...]
 
-Each point (threads, read-pct, hold 0) runs every rwlock once per round, the order
+Each point (threads, read-pct, hold: 0 unless given) runs every rwlock once per round, the order
 rotating from round to round, so that drift and other load fall on every lock; every
 figure is the median of the rounds (ROUNDS defaults to 3, SECONDS per run to 1), and
 each lock's ratio is taken against pthread's median of the same point.  A lock given
@@ -24,15 +24,15 @@ BENCH = Path(os.environ.get("LOCKLAB_NATIVE_DIR", ROOT / "build")) / "locklab-be
 LOCKS = ["pthread", "pthread prefer=writer-nonrecursive", "ll", "partitioned"]
 # (threads, read-pct): one reader and two, read-only (the main thread is a second
 # thread alive: glibc keeps its atomics); LOCK_grant's 99.9% at 64 and 256; 50%.
-POINTS = [(1, "100"), (2, "100"), (64, "99.9"), (256, "99.9"), (64, "50")]
+POINTS = [(1, "100", 0), (2, "100", 0), (64, "99.9", 0), (256, "99.9", 0), (64, "50", 0)]
 
 
-def point(lock: str, threads: int, pct: str, seconds: str) -> dict:
+def point(lock: str, threads: int, pct: str, hold: int, seconds: str) -> dict:
     lock, _, build = lock.partition("@")
     name, _, opts = lock.strip().partition(" ")
     bench = Path(build.strip()) / "locklab-bench" if build else BENCH
     cmd = [str(bench), "bench", "--workload", "rw", "--lock", name, "--threads", str(threads),
-           "--read-pct", pct, "--hold-ns", "0", "--duration", seconds, "--warmup", "0.3",
+           "--read-pct", pct, "--hold-ns", str(hold), "--duration", seconds, "--warmup", "0.3",
            "--json", "--sample-every", "1048576" if pct == "100" else "16"]
     if opts:
         cmd += ["--lock-opts", opts]
@@ -43,6 +43,17 @@ def point(lock: str, threads: int, pct: str, seconds: str) -> dict:
     if not r["exclusion_ok"]:
         sys.exit(f"locklab: {lock}: exclusion violated at {threads} threads, {pct}% reads")
     return r
+
+
+def point_spec(text: str) -> tuple:
+    """THREADS:PCT[:HOLD] -> (threads, pct, hold ns); ValueError if malformed."""
+    parts = text.split(":")
+    if len(parts) not in (2, 3):
+        raise ValueError(text)
+    hold = int(parts[2]) if len(parts) == 3 else 0
+    if hold < 0:
+        raise ValueError(text)
+    return int(parts[0]), parts[1], hold
 
 
 def parse_args(argv: list) -> tuple:
@@ -60,9 +71,9 @@ def parse_args(argv: list) -> tuple:
                     sys.exit("locklab: --locks must begin with pthread (the baseline)")
             else:
                 try:
-                    points = [(int(t), p) for t, p in (x.split(":") for x in v.split(","))]
+                    points = [point_spec(x) for x in v.split(",")]
                 except ValueError:
-                    sys.exit(f"locklab: --points wants THREADS:PCT,..., got '{v}'")
+                    sys.exit(f"locklab: --points wants THREADS:PCT[:HOLD],..., got '{v}'")
         else:
             plain.append(a)
     try:
@@ -75,14 +86,14 @@ def parse_args(argv: list) -> tuple:
 
 def main() -> None:
     rounds, seconds, locks, points = parse_args(sys.argv[1:])
-    for threads, pct in points:
+    for threads, pct, hold in points:
         got = {lock: [] for lock in locks}
         for r in range(rounds):
             order = locks[r % len(locks):] + locks[:r % len(locks)]
             for lock in order:
-                got[lock].append(point(lock, threads, pct, seconds))
+                got[lock].append(point(lock, threads, pct, hold, seconds))
         base = statistics.median(p["ops_per_sec"] for p in got["pthread"])
-        print(f"\n{threads} threads, {pct}% reads, hold 0 (median of {rounds})")
+        print(f"\n{threads} threads, {pct}% reads, hold {hold} (median of {rounds})")
         print(f"  {'rwlock':36s} {'ns/op':>8s} {'Mops/s':>8s} {'x pthread':>9s} "
               f"{'write wait p99/max us':>22s}")
         for lock in locks:

@@ -30,8 +30,8 @@
  *   revoked   1: the writer that set P last revoked the bias on its way, so
  *             writes are rare on this lock (the bias had come back); readers
  *             it blocks poll for it.  0: it found the bias off, writes come
- *             often, and readers it blocks sleep at once (written by the W
- *             owner only)
+ *             often, and readers it blocks sleep at once (with one thread
+ *             per CPU, after one sched_yield; written by the W owner only)
  *   spin_iters, inhibit, bias_on, bias_after: the knobs and the bias timer
  *
  * Shared by every lock: the table of visible readers, one 64-byte line of 8
@@ -51,7 +51,8 @@
  *                 thread runs now); load revoker (1: wake it)
  *   slow rdlock   CAS word + 1 while P is clear, else poll spin_ns (only
  *                 behind a writer that revoked the bias, or with bias=0),
- *                 then sleep on rseq
+ *                 then, while no more threads read ll rwlocks than there
+ *                 are CPUs, sched_yield once and look again; sleep on rseq
  *   wrlock        CAS W in (free lock, bias off: W and P in one CAS, done);
  *                 else sleep on wq for W; while readers the last writer
  *                 blocked are waiting, set G and sleep until they have

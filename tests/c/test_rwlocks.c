@@ -30,6 +30,7 @@
 #include <sched.h>
 #include <stdatomic.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -1193,26 +1194,57 @@ static long thread_cpu_ns(void)
 	return ts.tv_sec * 1000000000L + ts.tv_nsec;
 }
 
+/*
+ * The calling thread's sched_yield calls.  This definition interposes on
+ * libc's for the library too (the executable's symbol comes first).
+ */
+static _Thread_local int yields_here;
+static atomic_int poll_reader_yields = -1;
+
+int sched_yield(void)
+{
+	yields_here++;
+	return (int)syscall(SYS_sched_yield);
+}
+
+/* A thread that has read an ll rwlock (so it counts as a reading thread) and waits. */
+static atomic_int idle_readers_in, idle_readers_go;
+static ll_rwlock_t idle_lock;
+
+static void *idle_reader(void *p)
+{
+	(void)p;
+	CHECK(ll_rwlock_rdlock(&idle_lock) == 0 && ll_rwlock_unlock(&idle_lock) == 0, "idle read");
+	atomic_fetch_add(&idle_readers_in, 1);
+	while (!atomic_load(&idle_readers_go))
+		sleep_ms(1);
+	return NULL;
+}
+
 static void *cpu_timed_reader(void *p)
 {
 	(void)p;
 	long t0 = thread_cpu_ns();
+	int y0 = yields_here;
 	CHECK(ll_rwlock_rdlock(&shared) == 0, "rdlock");
 	atomic_store(&poll_reader_cpu_ns, thread_cpu_ns() - t0);
+	atomic_store(&poll_reader_yields, yields_here - y0);
 	CHECK(ll_rwlock_unlock(&shared) == 0, "unlock");
 	return NULL;
 }
 
 /*
  * `revoked` follows the writer that set P: 1 after it revoked the bias, 0
- * when it found the bias off.  Behind the latter, a blocked reader sleeps at
- * once instead of polling spin_ns (here 100 ms): its thread's CPU time, which
- * preemption does not inflate, stays far below the poll.
+ * when it found the bias off.  Behind the latter, a blocked reader does not
+ * poll spin_ns (here 100 ms): it gives its CPU away once (one sched_yield)
+ * and then sleeps, so its thread's CPU time, which preemption does not
+ * inflate, stays far below the poll.
  */
 static int test_ll_poll(void)
 {
 	algo = "ll";
 	init_rw(&shared, "spin_ns=100000000");
+	init_rw(&idle_lock, NULL);
 	const ll_rw_own_t *l = (const ll_rw_own_t *)(const void *)shared.state;
 	CHECK(atomic_load(&l->word) & LL_RW_OWN_B, "a new lock has the bias on");
 	CHECK(ll_rwlock_wrlock(&shared) == 0 && atomic_load(&l->revoked) == 1,
@@ -1231,9 +1263,41 @@ static int test_ll_poll(void)
 	long cpu = atomic_load(&poll_reader_cpu_ns);
 	CHECK(cpu >= 0 && cpu < 50000000L, "the reader spent %.1f ms of CPU behind a writer that "
 	      "found the bias off (polled it)", (double)cpu / 1e6);
+	int yields = atomic_load(&poll_reader_yields);
+	CHECK(yields == 1, "the reader yielded %d times before it slept (once, with a CPU per "
+	      "reading thread)", yields);
+
+	/* More reading threads than CPUs: the blocked reader sleeps without the yield. */
+	cpu_set_t can;
+	CHECK(sched_getaffinity(0, sizeof(can), &can) == 0, "sched_getaffinity");
+	int extra = CPU_COUNT(&can);
+	pthread_t idle[extra];
+	atomic_store(&idle_readers_go, 0);
+	atomic_store(&idle_readers_in, 0);
+	for (int i = 0; i < extra; i++)
+		pthread_create(&idle[i], NULL, idle_reader, NULL);
+	while (atomic_load(&idle_readers_in) < extra)
+		sleep_ms(1);
+	/* The first write revokes a bias the reader may have turned back on; the second finds it off. */
+	CHECK(ll_rwlock_wrlock(&shared) == 0 && ll_rwlock_unlock(&shared) == 0, "wrlock, unlock");
+	CHECK(ll_rwlock_wrlock(&shared) == 0 && atomic_load(&l->revoked) == 0, "wrlock, bias off");
+	atomic_store(&poll_reader_yields, -1);
+	pthread_create(&reader, NULL, cpu_timed_reader, NULL);
+	for (int i = 0; i < 10000 && atomic_load(&l->rwaiting) == 0; i++)
+		sleep_ms(1);
+	CHECK(atomic_load(&l->rwaiting) == 1, "the reader never counted itself as blocked");
+	CHECK(ll_rwlock_unlock(&shared) == 0, "unlock");
+	pthread_join(reader, NULL);
+	atomic_store(&idle_readers_go, 1);
+	for (int i = 0; i < extra; i++)
+		pthread_join(idle[i], NULL);
+	int crowded = atomic_load(&poll_reader_yields);
+	CHECK(crowded == 0, "with %d reading threads on %d CPUs the blocked reader yielded %d times",
+	      extra + 1, extra, crowded);
 	ll_rwlock_destroy(&shared);
 	printf("ll: revoked follows the writer; behind one that found the bias off a reader "
-	       "slept at once (%.3f ms of CPU)\n", (double)cpu / 1e6);
+	       "yielded once and slept (%.3f ms of CPU); with %d reading threads on %d CPUs it "
+	       "slept without yielding\n", (double)cpu / 1e6, extra + 1, extra);
 	return 0;
 }
 

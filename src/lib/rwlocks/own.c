@@ -17,6 +17,7 @@
 #define LL_HAVE_RSEQ 0
 #endif
 
+#include "core/cpus.h"
 #include "core/futex_sys.h"
 #include "core/mem.h"
 #include "locklab/rw_own.h"
@@ -188,6 +189,21 @@ struct rec {
 };
 
 static _Atomic(struct rec *) records;
+/* Threads that own a record now (they have read an ll rwlock), and the CPUs we may use. */
+static atomic_int live_recs;
+static int usable_cpus = 1;
+static pthread_once_t cpus_once = PTHREAD_ONCE_INIT;
+
+static void count_cpus(void)
+{
+	usable_cpus = ll_cpus_usable();
+}
+
+/* Every reading thread can have a CPU of its own. */
+static int one_thread_per_cpu(void)
+{
+	return atomic_load_explicit(&live_recs, memory_order_relaxed) <= usable_cpus;
+}
 static _Thread_local struct rec *self __attribute__((tls_model("initial-exec")));
 static pthread_key_t exit_key;
 static pthread_once_t exit_key_once = PTHREAD_ONCE_INIT;
@@ -199,6 +215,7 @@ static void thread_gone(void *p)
 	if (r->used)
 		return;
 	self = NULL;
+	atomic_fetch_sub_explicit(&live_recs, 1, memory_order_relaxed);
 	atomic_store_explicit(&r->taken, 0, memory_order_release);
 }
 
@@ -226,6 +243,7 @@ static __attribute__((noinline)) struct rec *self_register(void)
 			r->next = head;
 		while (!atomic_compare_exchange_weak(&records, &head, r));
 	}
+	atomic_fetch_add_explicit(&live_recs, 1, memory_order_relaxed);
 	r->cpu = cpu_word();
 	r->last = 0;
 	r->further = 0;
@@ -248,6 +266,7 @@ int ll_rw_own_init(ll_rw_own_t *l, const struct ll_rw_own_config *cfg)
 	if (cfg->bias < 0 || cfg->bias > 1 || cfg->inhibit < 0 || cfg->inhibit > UINT16_MAX ||
 	    cfg->spin_ns < 0 || cfg->spin_ns > 100000000)
 		return EINVAL;
+	pthread_once(&cpus_once, count_cpus);
 	atomic_init(&l->word, cfg->bias ? B : 0);
 	atomic_init(&l->revoker, 0);
 	atomic_init(&l->rseq, 0);
@@ -300,7 +319,7 @@ static inline void fast_release(ll_rw_own_t *l, unsigned at)
  */
 static int rd_slow(ll_rw_own_t *l, const struct timespec *dl, int try, int *waited)
 {
-	int waiting = 0, rc = 0;
+	int waiting = 0, yielded = 0, rc = 0;
 	uint32_t spun = 0;
 	for (;;) {
 		unsigned v = atomic_load_explicit(&l->word, memory_order_relaxed);
@@ -332,6 +351,21 @@ static int rd_slow(ll_rw_own_t *l, const struct timespec *dl, int try, int *wait
 			ll_spin_wait(LL_SPIN_PAUSE);
 			continue;
 		}
+		if (!waiting && !yielded && one_thread_per_cpu()) {
+			/*
+			 * No more reading threads than CPUs: a sleeping reader
+			 * would leave its CPU idle, and its wake is an idle
+			 * vCPU's.  Yield once instead (nobody else wants the CPU,
+			 * so it comes straight back, and meanwhile the writer has
+			 * the line to itself) and look again before sleeping.
+			 * With more threads than CPUs the yield hands the CPU to
+			 * another thread and costs more than it saves
+			 * (docs/rwlocks.md, "A yield before a reader sleeps").
+			 */
+			yielded = 1;
+			sched_yield();
+			continue;
+		}
 		if (!waiting) {
 			/* Counted before the last look: the next writer lets us in first. */
 			atomic_fetch_add(&l->rwaiting, 1);
@@ -353,7 +387,7 @@ static int rd_slow(ll_rw_own_t *l, const struct timespec *dl, int try, int *wait
 	}
 	if (waiting)
 		leave_waiting(l);
-	*waited = waiting || spun;
+	*waited = waiting || spun || yielded;
 	return rc;
 }
 
