@@ -21,6 +21,7 @@ configuration:
 """
 from __future__ import annotations
 
+import statistics
 from pathlib import Path
 
 from . import store
@@ -35,6 +36,9 @@ READ_HEAVY, READ_HEAVY_THREADS, READ_HEAVY_RATIO = 99.9, (64, 256), 10.0
 MIXED, MIXED_RATIO = 50.0, 0.9
 # A baseline's passes further apart than this (best / worst) are not one figure.
 UNSETTLED = 2.0
+# glibc's fast regime at 50% reads: one thread at a time runs while the others sleep,
+# so at least this share of the CPU time is idle and almost none is the kernel's.
+ONE_RUNNER_IDLE_PCT, ONE_RUNNER_SYS_PCT = 25.0, 1.0
 
 # The graphs: file stem, metric, scale, y label, log y, only points with writes.
 CHARTS = (
@@ -99,6 +103,37 @@ def baseline_passes(rows: list[dict]) -> dict[tuple, list[float]]:
                 and r.get("ops_per_sec") is not None):
             out.setdefault((panel_key(r), r["threads"]), []).append(r["ops_per_sec"])
     return out
+
+
+def regime(row: dict) -> str | None:
+    """Which of glibc's two regimes a pass of its default kind caught, from the CPU
+    time it left: 'one runner' (a quarter or more idle, next to no system time: one
+    thread at a time while the others sleep), 'busy' (the rest), or None when the pass
+    stored no CPU figures."""
+    idle, sys_pct = row.get("cpu_idle_pct"), row.get("cpu_sys_pct")
+    if idle is None or sys_pct is None:
+        return None
+    return ("one runner" if idle >= ONE_RUNNER_IDLE_PCT and sys_pct < ONE_RUNNER_SYS_PCT
+            else "busy")
+
+
+def regime_split(rows: list[dict], where: set) -> str:
+    """What the baseline's passes at the (panel key, threads) points WHERE did in each
+    regime: a sentence, or empty when no pass stored its CPU figures."""
+    split: dict[str, list[float]] = {}
+    for r in rows:
+        if (r.get("workload") == WORKLOAD and r.get("ok") and label(r) == BASELINE
+                and r.get("ops_per_sec") is not None
+                and (panel_key(r), r["threads"]) in where and regime(r)):
+            split.setdefault(regime(r), []).append(r["ops_per_sec"])
+    if not split:
+        return ""
+    what = {"one runner": f"left a quarter or more of the CPU time idle, under "
+                          f"{ONE_RUNNER_SYS_PCT:g}% of it in the kernel (one thread at a time)",
+            "busy": "kept the CPUs busy"}
+    said = [f"{len(split[name])} {what[name]}, median {statistics.median(split[name]):.3g} ops/s"
+            for name in ("one runner", "busy") if name in split]
+    return " Of its passes there, " + "; ".join(said) + "."
 
 
 def unsettled(passes: list[float]) -> bool:
@@ -265,7 +300,8 @@ def unsettled_note(rows: list[dict]) -> str:
             f"({BASELINE}) lie more than {UNSETTLED:g}x apart (widest: {min(v):.3g}-"
             f"{max(v):.3g} ops/s at {threads} threads, {panel_title(key)}): no one figure "
             "stands for them (at 50% reads it runs in two regimes, each lasting seconds; "
-            "docs/rwlocks.md). The targets take its best pass there.</p>")
+            "docs/rwlocks.md)." + regime_split(rows, {k for k, _ in apart})
+            + " The targets take its best pass there.</p>")
 
 
 def section(points: list[dict], rows: list[dict], out: Path) -> str:

@@ -290,6 +290,28 @@ def test_glibcs_two_regimes_are_counted():
     assert "At 1 of 2 points the passes of glibc's default kind (pthread) lie more" in note
     assert "widest: 77-6.6e+06 ops/s at 64 threads, 50% reads, hold 0 ns" in note
     assert rw_report.unsettled_note(rows[3:]) == ""
+    # Without CPU figures the regimes are not told.
+    assert "Of its passes there" not in note
+
+
+def test_each_glibc_pass_is_told_to_a_regime():
+    row = {"workload": "rw", "lock": "pthread", "lock_opts": "", "hold_ns": 0,
+           "outside_ns": 0, "workload_opts": "read_pct=50", "ok": 1, "threads": 64}
+    # One thread at a time: a CPU idle, nothing in the kernel; the other regime keeps
+    # both CPUs busy, much of it in futex calls.
+    fast = [{**row, "ops_per_sec": v, "cpu_idle_pct": 35.0, "cpu_sys_pct": 0.0}
+            for v in (18e6, 22e6)]
+    slow = [{**row, "ops_per_sec": v, "cpu_idle_pct": i, "cpu_sys_pct": k}
+            for v, i, k in ((6e6, 0.0, 15.8), (2e6, 30.0, 4.0), (4e6, 8.0, 0.5))]
+    assert [rw_report.regime(r) for r in fast + slow] == ["one runner"] * 2 + ["busy"] * 3
+    assert rw_report.regime({**row, "ops_per_sec": 1.0}) is None
+    note = rw_report.unsettled_note(fast + slow + [{**row, "ops_per_sec": 5e6}])
+    assert ("Of its passes there, 2 left a quarter or more of the CPU time idle, under 1% of "
+            "it in the kernel (one thread at a time), median 2e+07 ops/s; 3 kept the CPUs "
+            "busy, median 4e+06 ops/s.") in note
+    # Only the points whose passes lie apart are split.
+    settled = [{**r, "threads": 16, "ops_per_sec": 9e6} for r in fast + slow]
+    assert "3 kept the CPUs busy" in rw_report.unsettled_note(fast + slow + settled)
 
 
 def test_passes_that_left_threads_off_the_cpu_are_named():
