@@ -1233,6 +1233,18 @@ static void *cpu_timed_reader(void *p)
 	return NULL;
 }
 
+/* With the write lock held: a reader blocks on it, counts itself in rwaiting, and is let in. */
+static void block_one_reader(const ll_rw_own_t *l)
+{
+	pthread_t reader;
+	pthread_create(&reader, NULL, cpu_timed_reader, NULL);
+	for (int i = 0; i < 10000 && atomic_load(&l->rwaiting) == 0; i++)
+		sleep_ms(1);
+	CHECK(atomic_load(&l->rwaiting) == 1, "the reader never counted itself as blocked");
+	CHECK(ll_rwlock_unlock(&shared) == 0, "unlock");
+	pthread_join(reader, NULL);
+}
+
 /*
  * `revoked` follows the writer that set P: 1 after it revoked the bias, 0
  * when it found the bias off.  Behind the latter, a blocked reader does not
@@ -1253,13 +1265,7 @@ static int test_ll_poll(void)
 	/* No reader since: the bias stays off and the next writer takes the fast path. */
 	CHECK(ll_rwlock_wrlock(&shared) == 0 && atomic_load(&l->revoked) == 0 &&
 	      !(atomic_load(&l->word) & LL_RW_OWN_B), "a writer that found the bias off");
-	pthread_t reader;
-	pthread_create(&reader, NULL, cpu_timed_reader, NULL);
-	for (int i = 0; i < 10000 && atomic_load(&l->rwaiting) == 0; i++)
-		sleep_ms(1);
-	CHECK(atomic_load(&l->rwaiting) == 1, "the reader never counted itself as blocked");
-	CHECK(ll_rwlock_unlock(&shared) == 0, "unlock");
-	pthread_join(reader, NULL);
+	block_one_reader(l);
 	long cpu = atomic_load(&poll_reader_cpu_ns);
 	CHECK(cpu >= 0 && cpu < 50000000L, "the reader spent %.1f ms of CPU behind a writer that "
 	      "found the bias off (polled it)", (double)cpu / 1e6);
@@ -1282,12 +1288,7 @@ static int test_ll_poll(void)
 	CHECK(ll_rwlock_wrlock(&shared) == 0 && ll_rwlock_unlock(&shared) == 0, "wrlock, unlock");
 	CHECK(ll_rwlock_wrlock(&shared) == 0 && atomic_load(&l->revoked) == 0, "wrlock, bias off");
 	atomic_store(&poll_reader_yields, -1);
-	pthread_create(&reader, NULL, cpu_timed_reader, NULL);
-	for (int i = 0; i < 10000 && atomic_load(&l->rwaiting) == 0; i++)
-		sleep_ms(1);
-	CHECK(atomic_load(&l->rwaiting) == 1, "the reader never counted itself as blocked");
-	CHECK(ll_rwlock_unlock(&shared) == 0, "unlock");
-	pthread_join(reader, NULL);
+	block_one_reader(l);
 	atomic_store(&idle_readers_go, 1);
 	for (int i = 0; i < extra; i++)
 		pthread_join(idle[i], NULL);
