@@ -27,15 +27,11 @@
  *             whose leaving (or entering, for G) it waits for
  *   wq        writers waiting for W sleep on it; bumped by the release of W
  *   rwaiting  readers blocked by P, counted until they enter or give up
- *   revoked   the W owner's bits (written by it only):
- *             bit 0  the writer that set P last revoked the bias on its way,
- *                    so writes are rare on this lock (the bias had come back);
- *             bit 1  the lock's write sections are long (two sampled in a row
- *                    lasted 300 ns or more; one short one clears it);
- *             bit 2  the last sampled section was long.
- *             Readers P blocks poll for the writer if bit 0 or 1 is set;
- *             else they sleep at once (with one thread per CPU, after one
- *             sched_yield)
+ *   revoked   1: the writer that set P last revoked the bias on its way, so
+ *             writes are rare on this lock (the bias had come back); readers
+ *             it blocks poll for it.  0: it found the bias off, writes come
+ *             often, and readers it blocks sleep at once (with one thread
+ *             per CPU, after one sched_yield; written by the W owner only)
  *   spin_iters, inhibit, bias_on, bias_after: the knobs and the bias timer
  *
  * Shared by every lock: the table of visible readers, one 64-byte line of 8
@@ -54,8 +50,7 @@
  *   fast unlock   release-store 0 in the slot the hold took (wherever the
  *                 thread runs now); load revoker (1: wake it)
  *   slow rdlock   CAS word + 1 while P is clear, else poll spin_ns (only
- *                 behind a writer that revoked the bias, where write sections
- *                 are long, or with bias=0),
+ *                 behind a writer that revoked the bias, or with bias=0),
  *                 then, while no more threads read ll rwlocks than there
  *                 are CPUs, sched_yield once and look again; sleep on rseq
  *   wrlock        CAS W in (free lock, bias off: W and P in one CAS, done);
@@ -108,7 +103,7 @@ typedef struct {
 	uint32_t spin_iters;           /* a waiter's polls before it sleeps */
 	uint16_t inhibit;              /* bias stays off for inhibit x the revocation's scan */
 	uint8_t bias_on;               /* 0: never bias (a plain writer-first rwlock) */
-	_Atomic uint8_t revoked;       /* the W owner's bits: revoked the bias, long sections */
+	_Atomic uint8_t revoked;       /* the writer that set P last revoked the bias */
 	_Atomic uint64_t bias_after;   /* ll_now_ns() before which bias stays off */
 } ll_rw_own_t;
 
@@ -119,9 +114,6 @@ typedef struct {
 #define LL_RW_OWN_W 0x08000000u
 #define LL_RW_OWN_S 0x04000000u
 #define LL_RW_OWN_READERS 0x03ffffffu
-#define LL_RW_OWN_WB_REVOKED 1u
-#define LL_RW_OWN_WB_LONG 2u
-#define LL_RW_OWN_WB_LAST_LONG 4u
 
 struct ll_rw_own_config {
 	int64_t bias;          /* 1: the fast read path (default), 0: never */

@@ -15,9 +15,6 @@
  *                                  one CPU fill its line and grow the table, and every
  *                                  hold keeps writers out; a reader that moves to
  *                                  another CPU leaves the slot it took
- *   test_rwlocks ll-sections       ll's sampled write sections: long ones make blocked
- *                                  readers poll behind a writer that found the bias
- *                                  off, and one short one ends that
  *   test_rwlocks innodb56          innodb56-rw's lock_word step by step: x recursion,
  *                                  wait_ex keeps new readers out, a timed-out wait_ex
  *                                  writer gives the reservation back and wakes readers
@@ -1305,68 +1302,6 @@ static int test_ll_poll(void)
 	return 0;
 }
 
-/* ---- ll: sampled write sections ---- */
-
-/* n writes of `shared`, each holding W for hold_ms. */
-static void writes(int n, long hold_ms)
-{
-	for (int i = 0; i < n; i++) {
-		CHECK(ll_rwlock_wrlock(&shared) == 0, "wrlock");
-		if (hold_ms)
-			sleep_ms(hold_ms);
-		CHECK(ll_rwlock_unlock(&shared) == 0, "unlock");
-	}
-}
-
-/*
- * Short writes until a sampled section comes out short (one in 64 is timed;
- * a preempted one, or a slow ThreadSanitizer build, can time long): 1 when
- * WB_LONG is clear within 16 samples.
- */
-static int short_sections_clear(const ll_rw_own_t *l)
-{
-	for (int k = 0; k < 16; k++) {
-		writes(64, 0);
-		if (!(atomic_load(&l->revoked) & LL_RW_OWN_WB_LONG))
-			return 1;
-	}
-	return 0;
-}
-
-/*
- * One write in 64 of a thread times its section; two long ones in a row
- * (300 ns or more) set WB_LONG, and behind such a lock's writer a blocked
- * reader polls spin_ns (here 100 ms) even though that writer found the bias
- * off; one short sampled section clears the bit again.
- */
-static int test_ll_sections(void)
-{
-	algo = "ll";
-	init_rw(&shared, "spin_ns=100000000");
-	const ll_rw_own_t *l = (const ll_rw_own_t *)(const void *)shared.state;
-	CHECK(short_sections_clear(l), "short sections kept the lock's sections long");
-	writes(128, 1);   /* two sampled sections of 1 ms */
-	CHECK(atomic_load(&l->revoked) & LL_RW_OWN_WB_LONG, "two long sections in a row not seen");
-
-	CHECK(ll_rwlock_wrlock(&shared) == 0 && !(atomic_load(&l->revoked) & LL_RW_OWN_WB_REVOKED) &&
-	      !(atomic_load(&l->word) & LL_RW_OWN_B), "a writer that found the bias off");
-	pthread_t reader;
-	pthread_create(&reader, NULL, cpu_timed_reader, NULL);
-	sleep_ms(60);
-	CHECK(atomic_load(&l->rwaiting) == 0, "the reader slept behind a writer of long sections");
-	CHECK(ll_rwlock_unlock(&shared) == 0, "unlock");
-	pthread_join(reader, NULL);
-	long cpu = atomic_load(&poll_reader_cpu_ns);
-	CHECK(cpu > 5000000L, "the reader spent only %.1f ms of CPU polling behind a writer of long "
-	      "sections for 60 ms", (double)cpu / 1e6);
-
-	CHECK(short_sections_clear(l), "short sections did not clear it");
-	ll_rwlock_destroy(&shared);
-	printf("ll: two long sampled sections make a blocked reader poll (%.1f ms of CPU in 60 ms), "
-	       "one short one ends it\n", (double)cpu / 1e6);
-	return 0;
-}
-
 /* ---- ll: the table of visible readers, first one line of 8 slots per CPU ---- */
 
 #define CROWD_THREADS 6
@@ -1482,10 +1417,10 @@ int main(int argc, char **argv)
 		{ "starvation", test_starvation, 1 }, { "recursion", test_recursion, 1 },
 		{ "revocation", test_revocation, 1 }, { "config", test_config, 0 },
 		{ "innodb56", test_innodb56, 0 }, { "ll", test_ll, 0 }, { "ll-poll", test_ll_poll, 0 },
-		{ "ll-sections", test_ll_sections, 0 }, { "ll-table", test_ll_table, 0 },
+		{ "ll-table", test_ll_table, 0 },
 	};
 	const struct test_case *t = test_pick(argc, argv, tests, LL_COUNT(tests),
-					      "exclusion|try|timed|wakeup|starvation|recursion ALGO | revocation UNDER | config | innodb56 | ll | ll-poll | ll-sections | ll-table",
+					      "exclusion|try|timed|wakeup|starvation|recursion ALGO | revocation UNDER | config | innodb56 | ll | ll-table",
 					      &algo);
 	return t ? t->run() : 2;
 }

@@ -33,9 +33,6 @@ _Static_assert(sizeof(ll_rw_own_t) == 40, "ll_rw_own_t is drawn as 40 bytes in r
 #define W LL_RW_OWN_W
 #define S LL_RW_OWN_S
 #define READERS LL_RW_OWN_READERS
-#define WB_REVOKED LL_RW_OWN_WB_REVOKED
-#define WB_LONG LL_RW_OWN_WB_LONG
-#define WB_LAST_LONG LL_RW_OWN_WB_LAST_LONG
 
 #define SLOTS 8
 #define ALL_SLOTS ((1u << SLOTS) - 1)
@@ -46,10 +43,6 @@ _Static_assert(sizeof(ll_rw_own_t) == 40, "ll_rw_own_t is drawn as 40 bytes in r
 #define REVOKE_TICK_NS 100000u
 /* A slow reader reads the clock for the bias once in this many reads of its thread. */
 #define BIAS_LOOK_EVERY 64u
-/* A writer times its section once in this many writes of its thread ... */
-#define SECTION_LOOK_EVERY 64u
-/* ... and two such sections in a row this long make the lock's sections long. */
-#define LONG_SECTION_NS 300u
 
 /*
  * The visible readers: lines of LINE_SLOTS slots shared by every lock, first
@@ -321,51 +314,6 @@ static inline void fast_release(ll_rw_own_t *l, unsigned at)
 }
 
 /*
- * The writers' sections, sampled: one write in SECTION_LOOK_EVERY of each
- * thread reads the clock when it has W and P and again at its unlock.  Two
- * sampled sections in a row of LONG_SECTION_NS or more set WB_LONG (one
- * short one clears it).  Behind long sections readers poll even where the
- * writer found the bias off: a poll that loads the word while the writer
- * works a microsecond elsewhere costs it nothing, and a sleep and a wake cost
- * more than the wait; behind short ones a polling reader pulls the line from
- * writers that take it back every few nanoseconds (docs/rwlocks.md).
- */
-static _Thread_local uint32_t writes_seen __attribute__((tls_model("initial-exec")));
-static _Thread_local uint64_t section_t0 __attribute__((tls_model("initial-exec")));
-static _Thread_local const ll_rw_own_t *section_of __attribute__((tls_model("initial-exec")));
-
-/* The W owner's bits of `revoked` other than WB_REVOKED: kept from writer to writer. */
-static inline uint8_t section_bits(ll_rw_own_t *l)
-{
-	return atomic_load_explicit(&l->revoked, memory_order_relaxed) & (WB_LONG | WB_LAST_LONG);
-}
-
-static __attribute__((noinline, cold)) void section_start_clock(ll_rw_own_t *l)
-{
-	section_t0 = ll_now_ns();
-	section_of = l;
-}
-
-/* W and P are ours: start timing the section, once in SECTION_LOOK_EVERY writes. */
-static inline void section_begin(ll_rw_own_t *l)
-{
-	if (__builtin_expect(++writes_seen % SECTION_LOOK_EVERY == 0, 0))
-		section_start_clock(l);
-}
-
-/* Before the release of W of a timed section: its length into the lock's bits. */
-static __attribute__((noinline, cold)) void section_end(ll_rw_own_t *l)
-{
-	section_of = NULL;
-	uint8_t b = atomic_load_explicit(&l->revoked, memory_order_relaxed);
-	uint8_t to = b & WB_REVOKED;
-	if (ll_now_ns() - section_t0 >= LONG_SECTION_NS)
-		to |= WB_LAST_LONG | ((b & WB_LAST_LONG) ? WB_LONG : 0);
-	if (to != b)
-		atomic_store_explicit(&l->revoked, to, memory_order_relaxed);
-}
-
-/*
  * Enter through the word: 0, EBUSY (try), ETIMEDOUT, EAGAIN (reader count
  * full), EINVAL; *waited: 1 if a writer held us up.
  */
@@ -391,15 +339,13 @@ static int rd_slow(ll_rw_own_t *l, const struct timespec *dl, int try, int *wait
 			break;
 		}
 		if (!waiting && spun < l->spin_iters &&
-		    (!l->bias_on || (atomic_load_explicit(&l->revoked, memory_order_relaxed) &
-				     (WB_REVOKED | WB_LONG)))) {
+		    (!l->bias_on || atomic_load_explicit(&l->revoked, memory_order_relaxed))) {
 			/*
 			 * A rare writer's section is often shorter than a sleep and
-			 * a wake, and so is a long one (above, section_end).
-			 * Behind a writer that found the bias off, writers come
-			 * often: polling readers then keep both CPUs on the word's
-			 * line, and sleeping ones let the writers run in turn on one
-			 * (docs/rwlocks.md).
+			 * a wake.  Behind a writer that found the bias off, writers
+			 * come often: polling readers then keep both CPUs on the
+			 * word's line, and sleeping ones let the writers run in turn
+			 * on one (docs/rwlocks.md).
 			 */
 			spun++;
 			ll_spin_wait(LL_SPIN_PAUSE);
@@ -747,8 +693,7 @@ static int wr(ll_rw_own_t *l, const struct timespec *dl, int try)
 	unsigned w = atomic_load_explicit(&l->word, memory_order_relaxed);
 	if (!(w & ~S) && !atomic_load_explicit(&l->rwaiting, memory_order_relaxed) &&
 	    atomic_compare_exchange_strong(&l->word, &w, w | W | P)) {
-		atomic_store_explicit(&l->revoked, section_bits(l), memory_order_relaxed);
-		section_begin(l);
+		atomic_store_explicit(&l->revoked, 0, memory_order_relaxed);
 		return 0;
 	}
 	int rc = take_w(l, dl, try);
@@ -768,7 +713,7 @@ static int wr(ll_rw_own_t *l, const struct timespec *dl, int try)
 	 * back if this call revoked it.  `revoked` (ours while we own W) tells
 	 * the readers P blocks whether to poll.
 	 */
-	uint8_t revoked = 0;   /* WB_REVOKED or 0 */
+	uint8_t revoked = 0;
 	for (;;) {
 		unsigned v = atomic_load(&l->word);
 		if (try && (v & READERS)) {
@@ -781,20 +726,18 @@ static int wr(ll_rw_own_t *l, const struct timespec *dl, int try)
 			rc = revoke_bias(l, dl, try);
 			if (rc)
 				goto give_up;
-			revoked = WB_REVOKED;
+			revoked = 1;
 			continue;
 		}
-		atomic_store_explicit(&l->revoked, (uint8_t)(revoked | section_bits(l)),
-				      memory_order_relaxed);
+		atomic_store_explicit(&l->revoked, revoked, memory_order_relaxed);
 		if (atomic_compare_exchange_weak(&l->word, &v, (v | P) & ~R))
 			break;
 	}
-	if (!try) {
-		rc = writer_wait(l, no_slow_readers, dl);
-		if (rc)
-			goto give_up;
-	}
-	section_begin(l);
+	if (try)
+		return 0;
+	rc = writer_wait(l, no_slow_readers, dl);
+	if (rc)
+		goto give_up;
 	return 0;
 give_up:
 	release_w(l);
@@ -841,8 +784,6 @@ static inline int unlock(ll_rw_own_t *l)
 		return rd_release(l);   /* a slow hold no slot recorded (all 8 were in use) */
 	if ((v & (W | P)) != (W | P))
 		return EPERM;
-	if (__builtin_expect(section_of == l, 0))
-		section_end(l);
 	release_w(l);
 	return 0;
 }
