@@ -94,14 +94,17 @@ def exclusion(rows: list[dict]) -> tuple[list[dict], list[dict]]:
             [r for r in mine if r.get("exclusion_ok") is None])
 
 
+def baseline_rows(rows: list[dict]) -> list[dict]:
+    """The stored passes of the baseline (glibc's default kind) that ran."""
+    return [r for r in rows if r.get("workload") == WORKLOAD and r.get("ok")
+            and label(r) == BASELINE and r.get("ops_per_sec") is not None]
+
+
 def baseline_passes(rows: list[dict]) -> dict[tuple, list[float]]:
-    """(panel key, threads) -> the throughput of each stored pass of the baseline
-    (glibc's default kind) that ran."""
+    """(panel key, threads) -> the throughput of each stored pass of the baseline."""
     out: dict[tuple, list[float]] = {}
-    for r in rows:
-        if (r.get("workload") == WORKLOAD and r.get("ok") and label(r) == BASELINE
-                and r.get("ops_per_sec") is not None):
-            out.setdefault((panel_key(r), r["threads"]), []).append(r["ops_per_sec"])
+    for r in baseline_rows(rows):
+        out.setdefault((panel_key(r), r["threads"]), []).append(r["ops_per_sec"])
     return out
 
 
@@ -121,11 +124,10 @@ def regime_split(rows: list[dict], where: set) -> str:
     """What the baseline's passes at the (panel key, threads) points WHERE did in each
     regime: a sentence, or empty when no pass stored its CPU figures."""
     split: dict[str, list[float]] = {}
-    for r in rows:
-        if (r.get("workload") == WORKLOAD and r.get("ok") and label(r) == BASELINE
-                and r.get("ops_per_sec") is not None
-                and (panel_key(r), r["threads"]) in where and regime(r)):
-            split.setdefault(regime(r), []).append(r["ops_per_sec"])
+    for r in baseline_rows(rows):
+        name = regime(r) if (panel_key(r), r["threads"]) in where else None
+        if name:
+            split.setdefault(name, []).append(r["ops_per_sec"])
     if not split:
         return ""
     what = {"one runner": f"left a quarter or more of the CPU time idle, under "

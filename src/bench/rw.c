@@ -333,10 +333,12 @@ static void print_json(const struct rw_config *c, const struct rw_result *r)
 			printf(",\"%s_runq_ns_at_max\":%" PRIu64 ",\"%s_wait_ns_max_off_runq\":%" PRIu64,
 			       n, cr->runq_at_max, n, cr->wait_max_off_runq);
 	}
-	if (c->runqueue && r->unscheduled >= 0)
-		printf(",\"threads_unscheduled\":%" PRId64, r->unscheduled);
-	else if (c->runqueue)
-		fputs(",\"threads_unscheduled\":null", stdout);
+	if (c->runqueue) {
+		if (r->unscheduled >= 0)
+			printf(",\"threads_unscheduled\":%" PRId64, r->unscheduled);
+		else
+			fputs(",\"threads_unscheduled\":null", stdout);
+	}
 	printf(",\"exclusion_ok\":%s,\"drained\":%s,\"version\":\"%s\"}\n",
 	       r->exclusion_ok ? "true" : "false", r->drained ? "true" : "false", LL_VERSION);
 }

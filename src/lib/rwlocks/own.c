@@ -189,6 +189,10 @@ struct rec {
 };
 
 static _Atomic(struct rec *) records;
+static _Thread_local struct rec *self __attribute__((tls_model("initial-exec")));
+static pthread_key_t exit_key;
+static pthread_once_t exit_key_once = PTHREAD_ONCE_INIT;
+
 /* Threads that own a record now (they have read an ll rwlock), and the CPUs we may use. */
 static atomic_int live_recs;
 static int usable_cpus = 1;
@@ -204,9 +208,6 @@ static int one_thread_per_cpu(void)
 {
 	return atomic_load_explicit(&live_recs, memory_order_relaxed) <= usable_cpus;
 }
-static _Thread_local struct rec *self __attribute__((tls_model("initial-exec")));
-static pthread_key_t exit_key;
-static pthread_once_t exit_key_once = PTHREAD_ONCE_INIT;
 
 /* At thread exit: the record goes to the next thread, unless a fast hold is still in it. */
 static void thread_gone(void *p)
