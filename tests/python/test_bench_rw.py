@@ -48,21 +48,33 @@ def test_bad_input_is_one_line(extra, needle):
 
 def test_runqueue_splits_the_schedulers_share_off_the_longest_wait():
     """--runqueue: with 4 threads on one CPU, the longest wait holds time slices the waiter
-    spent runnable but not running, and taking them off leaves a shorter wait."""
+    spent runnable but not running, and taking them off leaves a shorter wait.
+
+    The longest write wait is usually one where the writer was preempted; now and then
+    (about one run in 30 here) it is one the writer slept through, with no time
+    runnable in it.  The split is checked on every run, and the preempted case asked
+    of one run in up to 4."""
     import os
     import subprocess
     import sys
 
     cmd = [sys.executable, "-m", "locklab.cli", *RW, "--lock", "ll", "--read-pct", "50",
            "--duration", "0.3", "--warmup", "0.05", "--sample-every", "4", "--runqueue", "--json"]
-    out = subprocess.run(cmd, capture_output=True, text=True, timeout=120,
-                         preexec_fn=lambda: os.sched_setaffinity(0, {min(os.sched_getaffinity(0))}))
-    assert out.returncode == 0, out.stderr
-    r = json.loads(out.stdout)
-    for c in ("read", "write"):
-        assert 0 <= r[f"{c}_wait_ns_max_off_runq"] <= r[f"{c}_wait_ns_max"]
-    assert r["write_runq_ns_at_max"] > 100_000   # a time slice, not noise
-    assert r["write_wait_ns_max_off_runq"] < r["write_wait_ns_max"]
+    preempted = []
+    for _ in range(4):
+        out = subprocess.run(cmd, capture_output=True, text=True, timeout=120, preexec_fn=lambda:
+                             os.sched_setaffinity(0, {min(os.sched_getaffinity(0))}))
+        assert out.returncode == 0, out.stderr
+        r = json.loads(out.stdout)
+        for c in ("read", "write"):
+            assert 0 <= r[f"{c}_wait_ns_max_off_runq"] <= r[f"{c}_wait_ns_max"]
+        preempted.append((r["write_runq_ns_at_max"], r["write_wait_ns_max_off_runq"],
+                          r["write_wait_ns_max"]))
+        if r["write_runq_ns_at_max"] > 100_000:   # a time slice, not noise
+            assert r["write_wait_ns_max_off_runq"] < r["write_wait_ns_max"]
+            break
+    else:
+        raise AssertionError(f"no run's longest write wait was preempted: {preempted}")
     plain = json.loads(locklab(*RW, "--lock", "ll", "--read-pct", "50", "--iterations", "200",
                                "--json").stdout)
     assert not any("runq" in k for k in plain)
