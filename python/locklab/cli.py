@@ -90,10 +90,15 @@ def new_spec(args: argparse.Namespace, given: dict) -> dict:
     if spec.get("programs"):
         spec["locks"] = programs.expand_locks(spec["locks"])
         spec["locks"] += [programs.site_lock(e) for e in dict.fromkeys(args.lock_for)]
+        spec["locks"] += [programs.rwlock_lock(e) for e in dict.fromkeys(args.rwlock)]
+        spec["locks"] = list(dict.fromkeys(spec["locks"]))
         programs.validate(spec)
     elif args.lock_for:
         raise LocklabError("--lock-for swaps a program's named mutexes: give --program "
                            "or --preset programs")
+    elif args.rwlock:
+        raise LocklabError("--rwlock swaps a program's rwlocks: give --program or --preset "
+                           "programs (the rw workload's rwlocks are --locks)")
     else:
         spec["locks"] = sweep.expand_locks(spec["locks"], spec.get("workload", "mutex"))
         sweep.validate(spec)
@@ -108,6 +113,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
                  if v is not None]
         extra += ["--preset"] if args.preset else []
         extra += ["--lock-for"] if args.lock_for else []
+        extra += ["--rwlock"] if args.rwlock else []
         if extra:
             raise LocklabError(f"--resume sweeps the run's own grid; drop {' '.join(extra)}")
         conn = store.connect(args.db, write=not args.dry_run)
@@ -247,6 +253,10 @@ def build_parser() -> argparse.ArgumentParser:
                     help="programs: one more lock, NAME for the mutexes named SITE (as `locklab "
                     "profile` names a lock) and glibc's for the rest, stored as NAME@SITE; "
                     "repeatable")
+    sw.add_argument("--rwlock", action="append", default=[], metavar="NAME[:K=V,...]",
+                    help="programs: one more lock, the rwlock NAME (locklab list --rwlock) for "
+                    "every pthread_rwlock_t of the server and glibc's mutexes, stored as "
+                    "rwlock=NAME; repeatable")
     sw.add_argument("--lock-opts", action="append", metavar="K=V,...",
                     help="options applied to every lock; repeat for several variants "
                     "('' is the defaults)")

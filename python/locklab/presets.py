@@ -7,6 +7,9 @@ ALL = "all"
 PARKS = "parks"
 # A program point's lock label for the server run as it is, nothing preloaded.
 NATIVE = "native"
+# A program point's lock label 'rwlock=NAME[:K=V,...]': every pthread_rwlock_t of the
+# server served by that rwlock, its mutexes left to glibc (sweep --rwlock).
+RWLOCK_MARK = "rwlock="
 STUDY_LOCKS = ["innodb56", "pthread", "pthread-adaptive"]
 
 # Without a preset: the InnoDB mutex study's locks on a small grid, at the default point length.
@@ -205,6 +208,12 @@ PRESETS = {
     "server-locks": SERVER_LOCKS,
     "rw": RW,
 }
+
+
+def swaps_mutexes(lock: str) -> bool:
+    """Whether a program point's LOCK serves the server's mutexes, so takes --lock-opts:
+    not the native server, nor one whose rwlocks alone are swapped."""
+    return lock != NATIVE and not lock.startswith(RWLOCK_MARK)
 
 
 def split_lock(entry: str) -> tuple[str, str]:

@@ -110,12 +110,13 @@ def detail_rows(points: list[dict], load: tuple[str, str],
     """Every lock at one client count: throughput, / native, p99, CPU, the swap counts."""
     headers = ["lock", unit(load), "/native", "p99 us", "max us", "CPU cores",
                f"{unit(load).split('/')[0]} per CPU-s", "errors", "mutexes swapped",
-               "passed to glibc", "passes"]
+               "passed to glibc", "rwlocks swapped", "passes"]
     at = by_lock(points, load, clients)
     base = at.get(presets.NATIVE, {}).get("ops_per_sec")
     rows = [[lock, p["ops_per_sec"], ratio(p["ops_per_sec"], base), us(p["latency_ns_p99"]),
              us(p["latency_ns_max"]), p["cpu_cores"], ratio(p["ops_per_sec"], p["cpu_cores"]),
-             *(whole(p[k]) for k in ("client_errors", "swap_mutexes", "swap_passthrough")),
+             *(whole(p[k]) for k in ("client_errors", "swap_mutexes", "swap_passthrough",
+                                     "swap_rwlocks")),
              p["reps"]]
             for lock, p in at.items()]
     return headers, rows
@@ -163,7 +164,8 @@ NOTE = ("Medians over the passes of each point. Throughput is the load generator
         "load (cores busy). native: the server with nothing preloaded; every other lock "
         "serves all of its pthread mutexes through liblocklab-swap.so (with the "
         "swapper's counters on); NAME@SITE: only the mutexes `locklab profile` names SITE "
-        "are NAME, the rest glibc's (sweep --lock-for). A lock measured in fewer passes than planned (its server "
+        "are NAME, the rest glibc's (sweep --lock-for); rwlock=NAME: every pthread rwlock is "
+        "the rwlock NAME, the mutexes glibc's (sweep --rwlock). A lock measured in fewer passes than planned (its server "
         "failed or was stuck in the others) shows (k/n) beside its ratio and is not "
         "ranked best or worst; '-': no pass succeeded.")
 

@@ -3,8 +3,9 @@
 Every (pass, program, lock) of the grid (sweep.program_grid) is one server start:
 the program runs on 127.0.0.1 at a free port, in a directory of its own under the
 sweep's temporary directory, with liblocklab-swap.so preloaded as `locklab run`
-preloads it (run.environment), or with nothing preloaded for the `native`
-baseline.  It is warmed, driven by its load generator at each client count in
+preloads it (run.environment): the lock serves the server's mutexes, or, for a
+lock 'rwlock=NAME[:K=V,...]' (sweep --rwlock), its rwlocks alone; or with nothing
+preloaded for the `native` baseline.  It is warmed, driven by its load generator at each client count in
 turn, and stopped; each point is stored as it ends, and the swapper's counts,
 written when the server exits, are added to that server's points afterwards.
 
@@ -470,13 +471,28 @@ def site_lock(entry: str) -> str:
     return f"{split[1]}{SITE_MARK}{split[0]}"
 
 
+def rwlock_lock(entry: str) -> str:
+    """--rwlock 'NAME[:K=V,...]' as a point's lock: 'rwlock=NAME[:K=V,...]'."""
+    name = entry.partition(":")[0]
+    if not name.strip() or SITE_MARK in entry or ";" in entry:
+        raise LocklabError(f"--rwlock {entry!r}: not NAME[:K=V,...] (locklab list --rwlock "
+                           "names the rwlocks)")
+    return presets.RWLOCK_MARK + entry
+
+
 def swap_env(lock: str, opts: str, stats: str | None,
              program: str | None = None) -> dict[str, str]:
     """The environment `locklab run --lock LOCK --lock-opts OPTS --stats-json STATS` gives;
     for a site's lock (site_lock), `locklab run --lock-for SITE=NAME` with PROGRAM's
-    mangled names of SITE (swap.mangled_sites)."""
+    mangled names of SITE (swap.mangled_sites); for an rwlock's (rwlock_lock),
+    `locklab run --rwlock NAME[:K=V,...]`, the mutexes glibc's (OPTS is theirs: unused)."""
     args = types.SimpleNamespace(lock=lock, lock_opts=opts, lock_for=[], stats=False,
-                                 stats_json=stats)
+                                 stats_json=stats, rwlock=None, rwlock_opts=None)
+    if lock.startswith(presets.RWLOCK_MARK):
+        args.lock, args.lock_opts = None, None
+        args.rwlock = lock.removeprefix(presets.RWLOCK_MARK)
+        swap.split_rwlock(args)
+        return swap_run.environment(args, swap.library_path())
     if SITE_MARK not in lock and ":" in lock:   # 'NAME:K=V,...': the lock's own options
         lock, own = lock.split(":", 1)
         args.lock, args.lock_opts = lock, ",".join(o for o in (own, opts) if o)
@@ -514,6 +530,10 @@ def validate(spec: dict) -> None:
     for name in spec["programs"]:
         PROGRAMS[name].check()
     swapped = [lock for lock in spec["locks"] if lock != presets.NATIVE]
+    if any(spec["lock_opts"]) and not any(presets.swaps_mutexes(lk) for lk in swapped):
+        raise LocklabError("--lock-opts applies to the locks that serve the servers' mutexes, "
+                           "and no lock swept does (an rwlock's options go after its name: "
+                           "--rwlock NAME:K=V,...)")
     if swapped:
         library = swap.library_path()
         for name in spec["programs"]:

@@ -81,13 +81,15 @@ SERVER_METRIC_NAMES = tuple(name for name, _ in SERVER_METRICS)
 # What only a program point reports (NULL for the benchmark's points; programs.py):
 # the server's CPU over the load (cores busy), the load generator's failed requests
 # and reconnections, and the swapper's count of the server's mutexes it served and
-# of those it passed to glibc (NULL for the unswapped `native` server).
+# of those it passed to glibc, and of the rwlocks it served (NULL for the unswapped
+# `native` server).
 PROGRAM_METRICS = (
     ("cpu_cores", "REAL"),
     ("client_errors", "INTEGER"),
     ("client_reconnects", "INTEGER"),
     ("swap_mutexes", "INTEGER"),
     ("swap_passthrough", "INTEGER"),
+    ("swap_rwlocks", "INTEGER"),
 )
 PROGRAM_METRIC_NAMES = tuple(name for name, _ in PROGRAM_METRICS)
 # What only the rw workload reports (NULL for the others; src/bench/rw.c): per class
@@ -364,6 +366,8 @@ def record_swap_stats(conn: sqlite3.Connection, run_id: int, points: list[Point]
     """
     passthrough = stats.get("passthrough")
     passed = sum(passthrough.values()) if isinstance(passthrough, dict) else None
+    rwlocks = stats.get("rwlocks")
+    rw_swapped = _number(rwlocks.get("swapped")) if isinstance(rwlocks, dict) else None
     where = " AND ".join(f"{name} = ?" for name in Point._fields)
     conn.execute("BEGIN IMMEDIATE")
     try:
@@ -374,9 +378,10 @@ def record_swap_stats(conn: sqlite3.Connection, run_id: int, points: list[Point]
                 continue
             raw = json.loads(row["raw"]) if row["raw"] else {}  # programs.measure's object
             raw["swap"] = stats
-            conn.execute("UPDATE points SET swap_mutexes = ?, swap_passthrough = ?, raw = ? "
-                         "WHERE id = ?", (_number(stats.get("mutexes")), passed,
-                                          json.dumps(raw), row["id"]))
+            conn.execute("UPDATE points SET swap_mutexes = ?, swap_passthrough = ?, "
+                         "swap_rwlocks = ?, raw = ? WHERE id = ?",
+                         (_number(stats.get("mutexes")), passed, rw_swapped, json.dumps(raw),
+                          row["id"]))
         conn.execute("COMMIT")
     except BaseException:
         conn.execute("ROLLBACK")

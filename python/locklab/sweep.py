@@ -192,10 +192,11 @@ def program_grid(spec: dict) -> list[Point]:
     pass, each program's locks take turns, each on one server start that serves all
     of that lock's points: client counts (threads) in turn, every load test
     (workload_opts) at each, so that a server stuck at many clients costs only the
-    points after it. The unswapped server (presets.NATIVE) runs without lock options.
+    points after it. The unswapped server (presets.NATIVE), and one whose rwlocks
+    alone are swapped (presets.RWLOCK_MARK), run without the mutexes' lock options.
     """
     return list(dict.fromkeys(
-        Point(lock, opts if lock != presets.NATIVE else "", clients, 0, 0, 0, rep,
+        Point(lock, opts if presets.swaps_mutexes(lock) else "", clients, 0, 0, 0, rep,
               PROGRAM + program, "", "", test)
         for rep in range(spec["repeat"])
         for program in spec["programs"]

@@ -272,6 +272,11 @@ def test_an_interrupted_sweep_leaves_no_server_running(tmp_path, sig):
     (["--program", "memcached", "--lock-for", "memcached`x"], "--lock-for 'memcached`x': not "
      "SITE=NAME"),
     (["--resume", "1", "--lock-for", "a=tas"], "drop --lock-for"),
+    (["--rwlock", "ll"], "--rwlock swaps a program's rwlocks: give --program"),
+    (["--workload", "rw", "--rwlock", "ll"], "--rwlock swaps a program's rwlocks"),
+    (["--program", "mariadb", "--rwlock", ":bias=0"], "--rwlock ':bias=0': not NAME[:K=V,...]"),
+    (["--program", "mariadb", "--rwlock", "ll@x"], "--rwlock 'll@x': not NAME[:K=V,...]"),
+    (["--resume", "1", "--rwlock", "ll"], "drop --rwlock"),
 ])
 def test_bad_program_sweeps_are_refused_in_one_line(tmp_path, args, needle):
     db = tmp_path / "l.db"
@@ -288,6 +293,11 @@ def test_bad_program_sweeps_are_refused_in_one_line(tmp_path, args, needle):
     (["--locks", "futex"], {"LOCKLAB_MONITOR": "1"}, "would run every swapped server with "
      "the lock monitor on: unset it"),
     (["--lock-for", "memcached`x=nosuch"], {}, "unknown lock 'nosuch'"),
+    (["--rwlock", "nosuch"], {}, "unknown rwlock 'nosuch'"),
+    (["--rwlock", "ll:bogus=1"], {}, "unknown option 'bogus' for rwlock 'll'"),
+    # The mutexes' options with no lock that serves the mutexes: they would go nowhere.
+    (["--locks", "native", "--rwlock", "ll", "--lock-opts", "spin_ns=1"], {},
+     "--lock-opts applies to the locks that serve the servers' mutexes"),
 ])
 @needs_memcached
 def test_program_sweeps_refuse_what_they_cannot_run(tmp_path, args, env, needle):
@@ -328,6 +338,51 @@ def test_the_grid_runs_each_lock_on_one_server_per_pass():
                if p.workload == "program:mariadb" and p.lock == "native" and p.rep == 0]
     assert mariadb == [(1, "oltp_point_select"), (1, "oltp_read_only"),
                        (4, "oltp_point_select"), (4, "oltp_read_only")]
+
+
+def test_an_rwlock_point_takes_no_mutex_options_and_swaps_the_rwlocks_alone():
+    from locklab import presets, sweep
+    spec = presets.spec("programs", {"locks": ["native", "futex", "rwlock=ll:bias=0"],
+                                     "lock_opts": ["", "spin_ns=100"], "threads": [1],
+                                     "repeat": 1, "programs": ["mariadb"]})
+    grid = sweep.grid(spec)
+    # futex in both variants; native and the rwlock's server once each, without them.
+    assert [(p.lock, p.lock_opts) for p in grid if p.workload_opts == "oltp_point_select"] == [
+        ("native", ""), ("futex", ""), ("futex", "spin_ns=100"), ("rwlock=ll:bias=0", "")]
+    if SWAPPER:
+        env = programs.swap_env("rwlock=ll:bias=0", "spin_ns=100", "/tmp/s.jsonl")
+        assert (env["LOCKLAB_SWAP_RWLOCK"], env["LOCKLAB_SWAP_RWLOCK_OPTS"]) == ("ll", "bias=0")
+        assert "LOCKLAB_SWAP_LOCK" not in env and "LOCKLAB_SWAP_LOCK_OPTS" not in env
+        assert env["LOCKLAB_SWAP_STATS_JSON"] == "/tmp/s.jsonl"
+
+
+@needs_swapper
+@needs_mariadb
+def test_mariadb_with_its_rwlocks_swapped_is_measured_beside_native(tmp_path):
+    """sweep --rwlock ll: MariaDB's pthread rwlocks served by ll, its mutexes glibc's; the
+    swapper's counts say so, and the report ranks the lock against native."""
+    db = tmp_path / "l.db"
+    out = sweep(db, "--program", "mariadb", "--locks", "native", "--rwlock", "ll",
+                "--clients", "2", "--duration", "1", "--warmup", "0", "--repeat", "1")
+    assert out.returncode == 0, out.stderr
+    points = rows(db)
+    assert sorted((p["lock"], p["workload_opts"]) for p in points) == [
+        ("native", "oltp_point_select"), ("native", "oltp_read_only"),
+        ("rwlock=ll", "oltp_point_select"), ("rwlock=ll", "oltp_read_only")]
+    for p in points:
+        assert p["ok"] and p["ops_per_sec"] > 0 and p["lock_opts"] == ""
+        raw = json.loads(p["raw"])
+        if p["lock"] == "native":
+            assert p["swap_rwlocks"] is None and "swap" not in raw
+            continue
+        assert p["swap_rwlocks"] > 0 and p["swap_mutexes"] == 0
+        assert raw["swap"]["lock"] is None and raw["swap"]["rwlocks"]["lock"] == "ll"
+        assert raw["swap"]["rwlocks"]["acquisitions"] > 0
+    report = locklab("report", "latest", "--db", db, "--out", tmp_path / "r")
+    assert report.returncode == 0, report.stderr
+    md = (tmp_path / "r" / "programs.md").read_text()
+    assert "| clients | best | worst | best/worst | rwlock=ll/native |" in md
+    assert "| rwlocks swapped |" in md
 
 
 MEMCASLAP = """Total Statistics (100 events)
@@ -420,11 +475,14 @@ def test_a_database_without_the_program_columns_gains_them(tmp_path):
                                                "passthrough": {"pshared": 1, "robust": 2}})
     new = store.points(conn, 1)[1]
     assert (new["cpu_cores"], new["client_errors"], new["swap_mutexes"],
-            new["swap_passthrough"]) == (1.5, 0, 9, 3)
+            new["swap_passthrough"], new["swap_rwlocks"]) == (1.5, 0, 9, 3, None)
     assert json.loads(rows(db)[1]["raw"]) == {"load": "x", "swap": {
         "pid": 1, "mutexes": 9, "passthrough": {"pshared": 1, "robust": 2}}}
     (median,) = [m for m in store.medians(store.points(conn, 1)) if m["lock"] == "futex"]
     assert median["cpu_cores"] == 1.5 and median["swap_mutexes"] == 9
+    store.record_swap_stats(conn, 1, [point], {"pid": 1, "mutexes": 0, "rwlocks": {
+        "lock": "ll", "swapped": 17}})
+    assert store.points(conn, 1)[1]["swap_rwlocks"] == 17
 
 
 def test_compare_refuses_a_program_run_against_a_benchmark_run(tmp_path):
