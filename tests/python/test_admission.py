@@ -50,6 +50,24 @@ def test_server_without_gate_and_with_trace():
     assert r["gate_trace"] and all(len(s) == 7 and s[1] >= 1 for s in r["gate_trace"])
 
 
+def test_auto_keeps_twice_the_cpus_unless_told_lower():
+    """auto's floor is its start, twice the CPUs: with one client nobody queues, and N
+    comes down towards what is used (one thread inside) but not below the floor; min, a
+    lower start (n) or a lower max lower the floor."""
+    import os
+    cpus = len(os.sched_getaffinity(0))
+    one = ["--lock", "pthread", "--threads", "1", "--gate", "auto", "--duration", "0.2",
+           "--warmup", "0", "--json"]
+    r = server(*one)
+    assert r["gate_limit_min"] == r["gate_limit_max"] == 2 * cpus
+    r = server(*one, "--gate-opts", "min=1")
+    assert r["gate_limit_min"] < 2 * cpus and r["gate_limit_max"] == 2 * cpus
+    r = server(*one, "--gate-opts", "n=1")
+    assert r["gate_limit_min"] == 1
+    r = server(*one, "--gate-opts", "max=1")
+    assert r["gate_limit_max"] == 1
+
+
 @pytest.mark.parametrize("args, message", [
     (["--gate", "lifo"], "unknown gate policy 'lifo' (valid: innodb, fifo, auto)"),
     (["--gate", "fifo", "--gate-opts", "n=0"], "option 'n' of gate 'fifo' wants an integer"),

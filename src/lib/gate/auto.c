@@ -51,7 +51,12 @@
  *           the workload is then seen at once).  It is never probed below the
  *           threads seen inside: that could only throttle them, and N got
  *           above them by an up-probe that paid (or started there)
- *   N stays within [min, max]; min defaults to the CPU count.
+ *   N stays within [min, max]; min defaults to the start, twice the CPU
+ *           count (or n or max, if lower): with N at the CPU count, every
+ *           admitted thread that blocks (on a lock that parks, preempted
+ *           holding a lock) leaves a CPU idle, and probes down there cost
+ *           more than they ever found (docs/admission.md, "A floor at twice
+ *           the CPUs").
  */
 #include <fcntl.h>
 #include <sched.h>
@@ -142,7 +147,16 @@ static void *auto_create(const void *config)
 		return NULL;
 	memset(g, 0, sizeof(*g));
 	int cpus = ll_cpus_usable();
-	auto_ctl_init(&g->c, c->common.n ? c->common.n : 2 * cpus, c->min ? c->min : cpus, c->max);
+	int64_t start = c->common.n ? c->common.n : 2 * cpus, lowest = c->min;
+	if (!lowest) {
+		/* Twice the CPUs, as the start, unless a lower start or max is asked for. */
+		lowest = 2 * (int64_t)cpus;
+		if (start < lowest)
+			lowest = start;
+		if (c->max < lowest)
+			lowest = c->max;
+	}
+	auto_ctl_init(&g->c, start, lowest, c->max);
 	g->n = g->c.n;
 	gate_queue_init(&g->q, g->n, &c->queue);
 	for (int i = 0; i < SHARDS; i++)
@@ -320,7 +334,8 @@ static size_t auto_trace(void *state, struct ll_gate_sample *out, size_t max)
 static const struct ll_knob auto_knobs[] = {
 	LL_GATE_KNOB_N(struct auto_config, 0, 0, "N to start from, 0 = twice the CPUs this process may use"),
 	LL_GATE_KNOB_TICKETS(struct auto_config),
-	LL_KNOB_INT(struct auto_config, min, 0, 0, 1 << 20, "lowest N, 0 = the CPU count"),
+	LL_KNOB_INT(struct auto_config, min, 0, 0, 1 << 20,
+		    "lowest N, 0 = twice the CPUs (n or max if lower)"),
 	LL_KNOB_INT(struct auto_config, max, 1024, 1, 1 << 20, "highest N"),
 	LL_KNOB_INT(struct auto_config, interval_us, 5000, 100, 10000000,
 		    "us between two decisions (one measurement interval)"),
