@@ -52,7 +52,8 @@
  *            if fewer than max_pollers do: look at `locked` between
  *            PAUSEs for up to pause_ns (a budget each lock adapts to
  *            what such looks win), then between sched_yield calls for up
- *            to spin_ns, and take it when free.
+ *            to spin_ns (while nobody is parked, at most rotation_ns of
+ *            wall time), and take it when free.
  *            Then become the heir if the slot is free, else park (FIFO, on
  *            a node of one's own in a bucket hashed by the lock's address)
  *            until promoted by name.  The heir sleeps with SLEEPING set, or,

@@ -13,6 +13,8 @@
  *                               for the end of a turn
  *   test_locks ll-pause         ll's paused looks: the knob's bounds, and a holder
  *                               re-acquiring back to back turns them off
+ *   test_locks ll-poll-bound    ll's poll ends after a rotation while nobody is parked,
+ *                               however slowly its yields come back
  *   test_locks config           registry and option errors
  *
  * ctest runs each test for each algorithm of src/lib/locks/algorithms.def and
@@ -1104,6 +1106,92 @@ static int test_ll_pause(void)
 	return 0;
 }
 
+/*
+ * ---- ll-poll-bound: a poll ends after a rotation while nobody is parked ----
+ *
+ * A poller waits between sched_yield calls.  On a CPU crowded with runnable
+ * threads each yield can give the CPU away for a whole scheduler slice, so
+ * a poll that counted only its looks lasted hundreds of milliseconds while
+ * nobody queued, and the restriction never started (every waiter polled).
+ * Everything here runs on one CPU: a holder that keeps the lock while it
+ * sleeps, HOGS threads that only compute, and one contender.  With nobody
+ * parked, the contender must leave its poll and take the heir's slot
+ * within about rotation_ns (5 ms), not after its looks run out.
+ */
+enum { BOUND_HOGS = 3 };
+
+static ll_own_t bound_lock;
+static atomic_int bound_stop, bound_arrived;
+
+static void pin_to(int cpu)
+{
+	cpu_set_t one;
+	CPU_ZERO(&one);
+	CPU_SET(cpu, &one);
+	CHECK(pthread_setaffinity_np(pthread_self(), sizeof(one), &one) == 0, "affinity");
+}
+
+static int bound_cpu;
+
+static void *bound_hog(void *p)
+{
+	(void)p;
+	pin_to(bound_cpu);
+	volatile unsigned x = 0;
+	while (!atomic_load_explicit(&bound_stop, memory_order_relaxed))
+		x = x + 1;
+	return NULL;
+}
+
+static void *bound_contender(void *p)
+{
+	(void)p;
+	pin_to(bound_cpu);
+	atomic_store(&bound_arrived, 1);
+	ll_own_lock(&bound_lock);
+	ll_own_unlock(&bound_lock);
+	return NULL;
+}
+
+static int test_ll_poll_bound(void)
+{
+	struct ll_own_config cfg;
+	ll_default_config(&cfg);
+	CHECK(ll_own_init(&bound_lock, &cfg) == 0, "default config refused");
+	cpu_set_t set;
+	CHECK(sched_getaffinity(0, sizeof(set), &set) == 0, "sched_getaffinity");
+	for (bound_cpu = 0; !CPU_ISSET(bound_cpu, &set); bound_cpu++)
+		;
+	test_watchdog("ll-poll-bound", 120);
+	pin_to(bound_cpu);
+
+	ll_own_lock(&bound_lock);
+	pthread_t hogs[BOUND_HOGS], contender;
+	for (int i = 0; i < BOUND_HOGS; i++)
+		CHECK(pthread_create(&hogs[i], NULL, bound_hog, NULL) == 0, "pthread_create");
+	struct timespec t0;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	CHECK(pthread_create(&contender, NULL, bound_contender, NULL) == 0, "pthread_create");
+	/* The holder sleeps (it keeps the lock and gives the CPU away) until the heir appears. */
+	while (!(atomic_load(&bound_lock.state) & LL_LL_HEIR) && since_s(&t0) < 10.0)
+		usleep(1000);
+	double took = since_s(&t0);
+	int heir = !!(atomic_load(&bound_lock.state) & LL_LL_HEIR);
+	ll_own_unlock(&bound_lock);
+	atomic_store(&bound_stop, 1);
+	pthread_join(contender, NULL);
+	for (int i = 0; i < BOUND_HOGS; i++)
+		pthread_join(hogs[i], NULL);
+	CHECK(atomic_load(&bound_arrived), "the contender never ran");
+	CHECK(heir && took < 0.25, "with %d threads computing on its CPU, a poller took %.3f s to "
+	      "stop polling (%s): the poll is not bounded by the rotation (%lld ns)", BOUND_HOGS,
+	      took, heir ? "then became the heir" : "never became the heir",
+	      (long long)cfg.rotation_ns);
+	printf("ll-poll-bound: a poller beside %d computing threads on one CPU became the heir "
+	       "after %.3f s (rotation %lld ns)\n", BOUND_HOGS, took, (long long)cfg.rotation_ns);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct test_case tests[] = {
@@ -1112,11 +1200,12 @@ int main(int argc, char **argv)
 		{ "nested", test_nested, 0 },       { "config", test_config, 0 },
 		{ "innodb56-events", test_innodb56_events, 0 },
 		{ "ll-pollers", test_ll_pollers, 0 }, { "ll-drain", test_ll_drain, 0 },
-		{ "ll-pause", test_ll_pause, 0 },
+		{ "ll-pause", test_ll_pause, 0 }, { "ll-poll-bound", test_ll_poll_bound, 0 },
 	};
 	const struct test_case *t = test_pick(argc, argv, tests, sizeof(tests) / sizeof(tests[0]),
 					      "exclusion|trylock|timed|wakeup ALGO | nested | config | "
-					      "innodb56-events | ll-pollers | ll-drain | ll-pause",
+					      "innodb56-events | ll-pollers | ll-drain | ll-pause | "
+					      "ll-poll-bound",
 					      &algo);
 	return t ? t->run() : 2;
 }

@@ -5,8 +5,9 @@
  *   poller    a newcomer that found the lock held while fewer than
  *             max_pollers poll it: looks at the lock between PAUSEs (a
  *             budget per lock, off where the holder re-acquires back to
- *             back), then between sched_yield calls for up to spin_ns, and
- *             takes it when free.  Pollers stay runnable, so the
+ *             back), then between sched_yield calls for up to spin_ns (and
+ *             while nobody is parked, for at most rotation_ns of wall
+ *             time), and takes it when free.  Pollers stay runnable, so the
  *             scheduler spreads them over the CPUs and the work the holder
  *             does outside the lock runs beside the next critical section
  *             (work-conserving).
@@ -513,12 +514,30 @@ static int poll_paused(ll_own_t *l, uint64_t now, const struct timespec *abs_mon
 }
 
 /*
+ * A poll that has lasted rotation_ns while nobody is parked is over.  On a
+ * CPU crowded with runnable threads one sched_yield can give the CPU away
+ * for a whole scheduler slice, so spin_ns worth of looks can take hundreds
+ * of milliseconds; if every waiter kept polling, nobody would park, the
+ * rotation rule (which needs a queue) would never act, and the scheduler
+ * alone would share the lock out, unevenly: it charges a yielding thread
+ * for the rest of its slice.  This starts the queue; once one exists, the
+ * rotation rule moves the pollers through it.
+ */
+static int poll_overdue(const ll_own_t *l, uint64_t start)
+{
+	return l->rotation_ns &&
+	       !(atomic_load_explicit(&l->state, memory_order_relaxed) & LL_LL_PARKED) &&
+	       ll_now_ns() - start > l->rotation_ns;
+}
+
+/*
  * Poll for the lock as one of at most max_pollers: first the paused looks
  * above, then looks between waits of `spin` (sched_yield by default: a
  * poller sharing the holder's CPU gives it the CPU, and on a CPU of its own
- * looks every few hundred ns) for up to spin_ns or the deadline.  1 when
- * taken; 0 when the pollers are full, one of the rules of the file's head
- * sends us to the queue, or the lock stayed held.
+ * looks every few hundred ns) for up to spin_ns or the deadline, and while
+ * nobody is parked for at most rotation_ns.  1 when taken; 0 when the
+ * pollers are full, one of the rules of the file's head sends us to the
+ * queue, or the lock stayed held.
  */
 static int poll_for_lock(ll_own_t *l, const struct timespec *abs_mono)
 {
@@ -551,6 +570,8 @@ static int poll_for_lock(ll_own_t *l, const struct timespec *abs_mono)
 		/* The clock every 8 looks; at least spin_iters looks (a wait can be longer). */
 		if ((i & 7) == 0 && ((i >= l->spin_iters && ll_now_ns() > end) ||
 				     (abs_mono && ll_deadline_passed(abs_mono))))
+			break;
+		if (poll_overdue(l, now))
 			break;
 		ll_spin_wait(l->spin);
 	}
@@ -674,7 +695,8 @@ static const struct ll_knob knobs[] = {
 	LL_KNOB_INT(struct ll_own_config, handoff_ns, 1000000, 0, LL_OWN_MAX_NS,
 		    "longest turn a holder keeps the lock while a heir waits, ns, <= 4 s (0: no handoff)"),
 	LL_KNOB_INT(struct ll_own_config, rotation_ns, 5000000, 0, LL_OWN_MAX_NS,
-		    "target time for every parked waiter to have a turn, ns, <= 4 s (0: turns of handoff_ns)"),
+		    "target time for every parked waiter to have a turn, and the longest poll while "
+		    "nobody is parked, ns, <= 4 s (0: turns of handoff_ns, polls of spin_ns)"),
 	LL_KNOB_INT(struct ll_own_config, min_turn_ns, 100000, 0, LL_OWN_MAX_NS,
 		    "shortest turn however long the queue, ns, <= 4 s"),
 	LL_KNOB_INT(struct ll_own_config, pollers, -1, -1, 255,
