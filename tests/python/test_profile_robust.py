@@ -254,6 +254,14 @@ def test_an_output_file_that_cannot_be_written_says_so_and_reports_on_stderr(vic
 
 # ------------------------------------------------------------- dying of a signal
 
+def fatal_signals_at_default():
+    """In the child, before exec: the signals the profiler reports on at their default
+    action. A runner started under nohup leaves SIGHUP ignored, an ignored signal stays
+    ignored across exec, and the profiler rightly leaves it so."""
+    for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGQUIT):
+        signal.signal(sig, signal.SIG_DFL)
+
+
 @pytest.mark.parametrize("mode,send,status,killed_by", [
     ("wait", signal.SIGTERM, -signal.SIGTERM, signal.SIGTERM),
     ("wait", signal.SIGINT, -signal.SIGINT, signal.SIGINT),
@@ -266,7 +274,8 @@ def test_an_output_file_that_cannot_be_written_says_so_and_reports_on_stderr(vic
 def test_a_program_that_dies_leaves_its_report(tmp_path, victim, mode, send, status, killed_by):
     out = tmp_path / "r.json"
     env = preloaded(LOCKLAB_PROF_OUTPUT=str(out), LOCKLAB_PROF_FORMAT="json")
-    proc = subprocess.Popen([victim, mode], env=env, stdout=subprocess.PIPE, text=True)
+    proc = subprocess.Popen([victim, mode], env=env, stdout=subprocess.PIPE, text=True,
+                            preexec_fn=fatal_signals_at_default)
     try:
         # What the program sees: SIG_DFL where the profiler's handler stands in for it.
         assert proc.stdout.readline() == ("mine\n" if mode == "handler" else "default\n")
