@@ -166,9 +166,8 @@ NOTE = ("Medians over the passes of each point. Throughput is the load generator
         "swapper's counters on); NAME@SITE: only the mutexes `locklab profile` names SITE "
         "are NAME, the rest glibc's (sweep --lock-for); rwlock=NAME: every pthread rwlock is "
         "the rwlock NAME, the mutexes glibc's (sweep --rwlock). A lock measured in fewer "
-        "passes than planned (its server "
-        "failed or was stuck in the others) shows (k/n) beside its ratio and is not "
-        "ranked best or worst; '-': no pass succeeded.")
+        "passes than planned (its server failed or was stuck in the others) shows (k/n) "
+        "beside its ratio and is not ranked best or worst; '-': no pass succeeded.")
 
 
 def section(points: list[dict], out: Path, passes: int = 1) -> str:

@@ -6,8 +6,9 @@ sweep's temporary directory, with liblocklab-swap.so preloaded as `locklab run`
 preloads it (run.environment): the lock serves the server's mutexes, or, for a
 lock 'rwlock=NAME[:K=V,...]' (sweep --rwlock), its rwlocks alone; or with nothing
 preloaded for the `native` baseline.  It is warmed, driven by its load generator
-at each client count in turn, and stopped; each point is stored as it ends, and the swapper's counts,
-written when the server exits, are added to that server's points afterwards.
+at each client count in turn, and stopped; each point is stored as it ends, and
+the swapper's counts, written when the server exits, are added to that server's
+points afterwards.
 
   memcached  memcached -t 4, driven by memcaslap (get/set 9:1, 1k keys per client,
              never evicted: -m 1024)

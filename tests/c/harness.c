@@ -1,6 +1,7 @@
 /*
  * harness.c: shared helpers of the C tests (see harness.h).
  */
+#include <sched.h>
 #include <stdint.h>
 #include <string.h>
 #include <time.h>
@@ -84,6 +85,24 @@ int test_ncpu(void)
 {
 	long n = sysconf(_SC_NPROCESSORS_ONLN);
 	return n > 0 ? (int)n : 1;
+}
+
+int test_usable_cpu(int k)
+{
+	cpu_set_t can;
+	CHECK(sched_getaffinity(0, sizeof(can), &can) == 0, "sched_getaffinity");
+	for (int c = 0; c < CPU_SETSIZE; c++)
+		if (CPU_ISSET(c, &can) && k-- == 0)
+			return c;
+	return -1;
+}
+
+void test_pin_to_cpu(int cpu)
+{
+	cpu_set_t set;
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	CHECK(sched_setaffinity(0, sizeof(set), &set) == 0, "cannot pin to CPU %d", cpu);
 }
 
 const struct test_case *test_pick(int argc, char **argv, const struct test_case *cases, size_t n,

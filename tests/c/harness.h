@@ -36,6 +36,12 @@ void test_watchdog(const char *what, int seconds);
 /* Online CPUs. */
 int test_ncpu(void);
 
+/* The k-th CPU (from 0) this process may run on, or -1 if it may use k or fewer. */
+int test_usable_cpu(int k);
+
+/* Pin the calling thread to `cpu` (fails the test if it cannot). */
+void test_pin_to_cpu(int cpu);
+
 /* One test of a test program: its name, its body, and whether it takes an argument (a lock, a policy). */
 struct test_case {
 	const char *name;

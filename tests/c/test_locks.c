@@ -1123,20 +1123,12 @@ enum { BOUND_HOGS = 3 };
 static ll_own_t bound_lock;
 static atomic_int bound_stop, bound_arrived;
 
-static void pin_to(int cpu)
-{
-	cpu_set_t one;
-	CPU_ZERO(&one);
-	CPU_SET(cpu, &one);
-	CHECK(pthread_setaffinity_np(pthread_self(), sizeof(one), &one) == 0, "affinity");
-}
-
 static int bound_cpu;
 
 static void *bound_hog(void *p)
 {
 	(void)p;
-	pin_to(bound_cpu);
+	test_pin_to_cpu(bound_cpu);
 	volatile unsigned x = 0;
 	while (!atomic_load_explicit(&bound_stop, memory_order_relaxed))
 		x = x + 1;
@@ -1146,7 +1138,7 @@ static void *bound_hog(void *p)
 static void *bound_contender(void *p)
 {
 	(void)p;
-	pin_to(bound_cpu);
+	test_pin_to_cpu(bound_cpu);
 	atomic_store(&bound_arrived, 1);
 	ll_own_lock(&bound_lock);
 	ll_own_unlock(&bound_lock);
@@ -1158,12 +1150,9 @@ static int test_ll_poll_bound(void)
 	struct ll_own_config cfg;
 	ll_default_config(&cfg);
 	CHECK(ll_own_init(&bound_lock, &cfg) == 0, "default config refused");
-	cpu_set_t set;
-	CHECK(sched_getaffinity(0, sizeof(set), &set) == 0, "sched_getaffinity");
-	for (bound_cpu = 0; !CPU_ISSET(bound_cpu, &set); bound_cpu++)
-		;
+	bound_cpu = test_usable_cpu(0);
 	test_watchdog("ll-poll-bound", 120);
-	pin_to(bound_cpu);
+	test_pin_to_cpu(bound_cpu);
 
 	ll_own_lock(&bound_lock);
 	pthread_t hogs[BOUND_HOGS], contender;

@@ -1310,18 +1310,10 @@ static ll_rwlock_t crowd[CROWD_THREADS][CROWD_LOCKS];
 static atomic_int crowd_in, crowd_go;
 static int crowd_cpu, other_cpu;
 
-static void pin_to(int cpu)
-{
-	cpu_set_t set;
-	CPU_ZERO(&set);
-	CPU_SET(cpu, &set);
-	CHECK(sched_setaffinity(0, sizeof(set), &set) == 0, "cannot pin to CPU %d", cpu);
-}
-
 static void *crowd_reader(void *p)
 {
 	ll_rwlock_t *mine = crowd[(intptr_t)p];
-	pin_to(crowd_cpu);
+	test_pin_to_cpu(crowd_cpu);
 	for (int i = 0; i < CROWD_LOCKS; i++)
 		CHECK(ll_rwlock_rdlock(&mine[i]) == 0, "rdlock %d", i);
 	atomic_fetch_add(&crowd_in, 1);
@@ -1342,10 +1334,10 @@ static unsigned slow_readers(ll_rwlock_t *rw)
 static void *migrating_reader(void *p)
 {
 	(void)p;
-	pin_to(crowd_cpu);
+	test_pin_to_cpu(crowd_cpu);
 	CHECK(ll_rwlock_rdlock(&shared) == 0 && slow_readers(&shared) == 0,
 	      "the first read was not a fast one");
-	pin_to(other_cpu);
+	test_pin_to_cpu(other_cpu);
 	CHECK(ll_rwlock_unlock(&shared) == 0, "unlock on another CPU");
 	return NULL;
 }
@@ -1353,16 +1345,8 @@ static void *migrating_reader(void *p)
 static int test_ll_table(void)
 {
 	algo = "ll";
-	cpu_set_t can;
-	CHECK(sched_getaffinity(0, sizeof(can), &can) == 0, "sched_getaffinity");
-	crowd_cpu = other_cpu = -1;
-	for (int c = 0; c < CPU_SETSIZE; c++)
-		if (CPU_ISSET(c, &can)) {
-			if (crowd_cpu < 0)
-				crowd_cpu = c;
-			else if (other_cpu < 0)
-				other_cpu = c;
-		}
+	crowd_cpu = test_usable_cpu(0);
+	other_cpu = test_usable_cpu(1);
 	if (other_cpu < 0)
 		other_cpu = crowd_cpu;
 	for (int t = 0; t < CROWD_THREADS; t++)

@@ -147,15 +147,11 @@ static void *auto_create(const void *config)
 		return NULL;
 	memset(g, 0, sizeof(*g));
 	int cpus = ll_cpus_usable();
-	int64_t start = c->common.n ? c->common.n : 2 * cpus, lowest = c->min;
-	if (!lowest) {
-		/* Twice the CPUs, as the start, unless a lower start or max is asked for. */
-		lowest = 2 * (int64_t)cpus;
-		if (start < lowest)
-			lowest = start;
-		if (c->max < lowest)
-			lowest = c->max;
-	}
+	int64_t start = c->common.n ? c->common.n : 2 * cpus;
+	/* The floor: min, else twice the CPUs, lowered to a smaller start or max. */
+	int64_t lowest = c->min ? c->min : 2 * (int64_t)cpus;
+	if (!c->min && (start < lowest || c->max < lowest))
+		lowest = start < c->max ? start : c->max;
 	auto_ctl_init(&g->c, start, lowest, c->max);
 	g->n = g->c.n;
 	gate_queue_init(&g->q, g->n, &c->queue);
