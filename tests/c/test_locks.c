@@ -15,6 +15,7 @@
  *                               re-acquiring back to back turns them off
  *   test_locks ll-poll-bound    ll's poll ends after a rotation while nobody is parked,
  *                               however slowly its yields come back
+ *   test_locks ll-poll-queue    ... and goes on past a rotation while others are parked
  *   test_locks config           registry and option errors
  *
  * ctest runs each test for each algorithm of src/lib/locks/algorithms.def and
@@ -1181,6 +1182,87 @@ static int test_ll_poll_bound(void)
 	return 0;
 }
 
+/*
+ * ---- ll-poll-queue: with others parked, a poll is not cut at a rotation ----
+ *
+ * The other half of the rule above: once a queue exists, the rotation rule
+ * moves the pollers through it at their next arrival, and a poll runs its
+ * looks out (cutting it too would send every poller to the queue after a
+ * rotation and cost the fairness at 1024 clients, docs/ll.md).  One poller
+ * (pollers=1), a heir and one parked waiter, rotation_ns of QUEUE_ROTATION_MS
+ * and spin_ns of a whole second: the poller must still be polling three
+ * rotations after it started.  Should the setup itself outlast half a
+ * rotation (a loaded machine), it is tried again.
+ */
+enum { QUEUE_ROTATION_MS = 100, QUEUE_TRIES = 5 };
+
+static ll_own_t queue_lock;
+
+static void *queue_waiter(void *p)
+{
+	(void)p;
+	ll_own_lock(&queue_lock);
+	ll_own_unlock(&queue_lock);
+	return NULL;
+}
+
+/* Wait up to 10 s for the lock to show `bits` in `state` (or one poller, bits 0). */
+static int queue_wait_for(unsigned bits)
+{
+	struct timespec t0;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	while (since_s(&t0) < 10.0) {
+		if (bits ? (atomic_load(&queue_lock.state) & bits) == bits
+			 : atomic_load(&queue_lock.pollers) == 1)
+			return 1;
+		usleep(200);
+	}
+	return 0;
+}
+
+static int test_ll_poll_queue(void)
+{
+	struct ll_own_config cfg;
+	ll_default_config(&cfg);
+	cfg.pollers = 1;
+	cfg.rotation_ns = QUEUE_ROTATION_MS * 1000000LL;
+	cfg.spin_ns = 1000000000LL;
+	test_watchdog("ll-poll-queue", 120);
+
+	for (int attempt = 1;; attempt++) {
+		CHECK(ll_own_init(&queue_lock, &cfg) == 0, "config refused");
+		ll_own_lock(&queue_lock);
+		pthread_t t[3];
+		struct timespec t0;
+		clock_gettime(CLOCK_MONOTONIC, &t0);
+		/* In turn: the poller, then the heir (the pollers are full), then one parked. */
+		static const unsigned shows[3] = { 0, LL_LL_HEIR, LL_LL_HEIR | LL_LL_PARKED };
+		for (int i = 0; i < 3; i++) {
+			CHECK(pthread_create(&t[i], NULL, queue_waiter, NULL) == 0, "pthread_create");
+			CHECK(queue_wait_for(shows[i]), "waiter %d never showed in the lock's word", i);
+		}
+		double queued_at = since_s(&t0);
+		int slow = queued_at > QUEUE_ROTATION_MS / 2000.0;
+		if (!slow)
+			usleep(3 * QUEUE_ROTATION_MS * 1000);
+		int polling = atomic_load(&queue_lock.pollers) == 1;
+		double looked_at = since_s(&t0);
+		ll_own_unlock(&queue_lock);
+		for (int i = 0; i < 3; i++)
+			pthread_join(t[i], NULL);
+		if (slow && attempt < QUEUE_TRIES)
+			continue;
+		CHECK(!slow, "%d tries and the queue took more than half a rotation to form each time "
+		      "(%.3f s the last)", attempt, queued_at);
+		CHECK(polling, "with a heir and a parked waiter, the poller stopped polling within "
+		      "%.3f s (rotation %d ms, spin_ns 1 s): a poll is cut by the rotation while "
+		      "others are parked", looked_at, QUEUE_ROTATION_MS);
+		printf("ll-poll-queue: with a waiter parked, a poll went on past three rotations "
+		       "(%.3f s; try %d)\n", looked_at, attempt);
+		return 0;
+	}
+}
+
 int main(int argc, char **argv)
 {
 	static const struct test_case tests[] = {
@@ -1190,11 +1272,12 @@ int main(int argc, char **argv)
 		{ "innodb56-events", test_innodb56_events, 0 },
 		{ "ll-pollers", test_ll_pollers, 0 }, { "ll-drain", test_ll_drain, 0 },
 		{ "ll-pause", test_ll_pause, 0 }, { "ll-poll-bound", test_ll_poll_bound, 0 },
+		{ "ll-poll-queue", test_ll_poll_queue, 0 },
 	};
 	const struct test_case *t = test_pick(argc, argv, tests, sizeof(tests) / sizeof(tests[0]),
 					      "exclusion|trylock|timed|wakeup ALGO | nested | config | "
 					      "innodb56-events | ll-pollers | ll-drain | ll-pause | "
-					      "ll-poll-bound",
+					      "ll-poll-bound | ll-poll-queue",
 					      &algo);
 	return t ? t->run() : 2;
 }
