@@ -47,8 +47,8 @@ int main(int argc, char **argv)
     if (!strcmp(mode, "handler")) signal(SIGTERM, on_term);
     struct sigaction now;
     sigaction(SIGTERM, 0, &now);
-    printf("%s\n", now.sa_handler == SIG_DFL ? "default" : now.sa_handler == on_term ? "mine"
-                                                                                    : "other");
+    printf("%s\n", now.sa_handler == SIG_DFL ? "default" : now.sa_handler == SIG_IGN ? "ignored"
+                    : now.sa_handler == on_term ? "mine" : "other");
     fflush(stdout);
     if (!strcmp(mode, "raise")) raise(SIGTERM);
     if (!strcmp(mode, "_exit")) _exit(5);
@@ -289,6 +289,32 @@ def test_a_program_that_dies_leaves_its_report(tmp_path, victim, mode, send, sta
     assert (rep["reason"], rep["signal"]) == ("exit", killed_by)
     (lk,) = [lk for lk in rep["locks"] if lk["name"] == "victim`victim_lock"]
     assert lk["hold"]["samples"] > 0
+
+
+def test_an_ignored_signal_stays_ignored(tmp_path, victim):
+    """A program started with SIGTERM ignored (as under nohup for SIGHUP) sees it ignored,
+    lives through it, and still dies of a signal at its default action, with the report."""
+    out = tmp_path / "r.json"
+    env = preloaded(LOCKLAB_PROF_OUTPUT=str(out), LOCKLAB_PROF_FORMAT="json")
+
+    def term_ignored():
+        fatal_signals_at_default()
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+
+    proc = subprocess.Popen([victim, "wait"], env=env, stdout=subprocess.PIPE, text=True,
+                            preexec_fn=term_ignored)
+    try:
+        assert proc.stdout.readline() == "ignored\n"
+        proc.send_signal(signal.SIGTERM)
+        with pytest.raises(subprocess.TimeoutExpired):
+            proc.wait(timeout=1)
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(timeout=60) == -signal.SIGINT
+    finally:
+        proc.kill()
+        proc.wait()
+    rep = json.loads(out.read_text())
+    assert (rep["reason"], rep["signal"]) == ("exit", signal.SIGINT)
 
 
 def test_locklab_profile_passes_sigterm_on_and_dies_of_it(victim):
