@@ -84,7 +84,7 @@ SERVER = {
     "repeat": 3,
 }
 IO_OPTS = ["io_us=200", "io_us=200,suspend=1"]
-CONCURRENCY_LOCKS = ["innodb56", "pthread", "ll"]
+CONCURRENCY_LOCKS = ["innodb56", "pthread", "futex", "ll"]
 # Real servers with their pthread locks swapped (docs/swap.md): each pass starts each
 # program once per lock and runs its load tests at every client count on it. Points are
 # whole seconds (memcaslap's and sysbench's --time); 3 passes of 1 s points, 9 locks,
@@ -178,7 +178,7 @@ PRESETS = {
         "mutexes": [1, 2, 4, 8, 16],
         "hold_ns": [0, 1000, 4000],
     },
-    # (528 + 24 points) x 3 passes of 0.5 s: 14-17 minutes on 2 cores; then the settled
+    # (704 + 32 points) x 3 passes of 0.5 s: about 20 minutes on 2 cores; then the settled
     # sub-grid (4 points x 3 passes, ~6 minutes).
     "concurrency": {
         **SERVER,

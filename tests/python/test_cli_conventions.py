@@ -99,7 +99,7 @@ def test_dry_run_prints_the_grid_and_stores_nothing(fake, tmp_path):
     ("concurrency-quick", (72 + 12) * 3),  # its grid and its I/O sub-grid, 3 passes
     ("rw", 6 * 7 * 5 * 2 * 3),            # rwlocks x threads x read fractions x holds x 3
     # its grid, its I/O sub-grid and the settled sub-grid (a warm-up of its own), 3 passes
-    ("concurrency", (528 + 24 + 4) * 3),
+    ("concurrency", (704 + 32 + 4) * 3),
 ])
 def test_dry_run_counts_what_the_sweep_would_run(tmp_path, preset, points):
     """With the real locklab-bench, which checks the presets' locks and gates."""
