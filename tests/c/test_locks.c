@@ -1107,6 +1107,20 @@ static int test_ll_pause(void)
 	return 0;
 }
 
+/* Wait up to 10 s for an ll lock to show every bit of `bits` in `state` and at
+ * least `pollers` pollers; 0 if it never did. */
+static int ll_wait_shows(ll_own_t *l, unsigned bits, unsigned pollers)
+{
+	struct timespec t0;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	while (since_s(&t0) < 10.0) {
+		if ((atomic_load(&l->state) & bits) == bits && atomic_load(&l->pollers) >= pollers)
+			return 1;
+		usleep(200);
+	}
+	return 0;
+}
+
 /*
  * ---- ll-poll-bound: a poll ends after a rotation while nobody is parked ----
  *
@@ -1163,10 +1177,8 @@ static int test_ll_poll_bound(void)
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	CHECK(pthread_create(&contender, NULL, bound_contender, NULL) == 0, "pthread_create");
 	/* The holder sleeps (it keeps the lock and gives the CPU away) until the heir appears. */
-	while (!(atomic_load(&bound_lock.state) & LL_LL_HEIR) && since_s(&t0) < 10.0)
-		usleep(1000);
+	int heir = ll_wait_shows(&bound_lock, LL_LL_HEIR, 0);
 	double took = since_s(&t0);
-	int heir = !!(atomic_load(&bound_lock.state) & LL_LL_HEIR);
 	ll_own_unlock(&bound_lock);
 	atomic_store(&bound_stop, 1);
 	pthread_join(contender, NULL);
@@ -1206,20 +1218,6 @@ static void *queue_waiter(void *p)
 	return NULL;
 }
 
-/* Wait up to 10 s for the lock to show `bits` in `state` (or one poller, bits 0). */
-static int queue_wait_for(unsigned bits)
-{
-	struct timespec t0;
-	clock_gettime(CLOCK_MONOTONIC, &t0);
-	while (since_s(&t0) < 10.0) {
-		if (bits ? (atomic_load(&queue_lock.state) & bits) == bits
-			 : atomic_load(&queue_lock.pollers) == 1)
-			return 1;
-		usleep(200);
-	}
-	return 0;
-}
-
 static int test_ll_poll_queue(void)
 {
 	struct ll_own_config cfg;
@@ -1239,7 +1237,8 @@ static int test_ll_poll_queue(void)
 		static const unsigned shows[3] = { 0, LL_LL_HEIR, LL_LL_HEIR | LL_LL_PARKED };
 		for (int i = 0; i < 3; i++) {
 			CHECK(pthread_create(&t[i], NULL, queue_waiter, NULL) == 0, "pthread_create");
-			CHECK(queue_wait_for(shows[i]), "waiter %d never showed in the lock's word", i);
+			CHECK(ll_wait_shows(&queue_lock, shows[i], i == 0), "waiter %d never showed in "
+			      "the lock", i);
 		}
 		double queued_at = since_s(&t0);
 		int slow = queued_at > QUEUE_ROTATION_MS / 2000.0;
