@@ -21,7 +21,7 @@ client count from 4:
 """
 from __future__ import annotations
 
-from .render import html_table, judged, markdown_table
+from .render import fmt, html_table, judged, markdown_table
 
 CANDIDATE = "ll"
 BASELINE = "pthread"
@@ -66,15 +66,41 @@ def shape_title(key: tuple[int, int, int]) -> str:
     return f"{key[0]} mutexes, hold {key[1]} ns, outside {key[2]} ns"
 
 
+def _server_default(p: dict) -> bool:
+    """A server point with no gate, no workload options and the lock's defaults."""
+    return (p["workload"] == "server" and not p["gate"] and not p["workload_opts"]
+            and not p["lock_opts"] and bool(p["ops_per_sec"]) and _calibrated(p))
+
+
 def server_panels(points: list[dict]) -> dict[tuple[int, int, int], dict[tuple[str, int], dict]]:
     """shape -> (lock, clients) -> point: server points with no gate, no workload
     options and each lock's defaults, one panel per shape (shapes never meet)."""
     out: dict[tuple[int, int, int], dict[tuple[str, int], dict]] = {}
     for p in points:
-        if (p["workload"] == "server" and not p["gate"] and not p["workload_opts"]
-                and not p["lock_opts"] and p["ops_per_sec"] and _calibrated(p)):
+        if _server_default(p):
             out.setdefault(shape(p), {})[(p["lock"], p["threads"])] = p
     return dict(sorted(out.items()))
+
+
+def server_passes(raw: list[dict]) -> dict[tuple, list[float]]:
+    """(shape, lock, clients) -> the qps of each pass that succeeded, from the raw rows."""
+    out: dict[tuple, list[float]] = {}
+    for p in raw:
+        if p["ok"] and _server_default(p):
+            out.setdefault((shape(p), p["lock"], p["threads"]), []).append(p["ops_per_sec"])
+    return out
+
+
+def qps_detail(ll: float, best: float, rival: str, mine: list[float], theirs: list[float]) -> str:
+    """ll's qps against the best rival's, named, as a ratio; with the passes' ranges when
+    both have more than one, and whether those ranges overlap (a tie within the spread)."""
+    text = f"{fmt(ll)} against {fmt(best)} qps ({rival}) = {ll / best:.3f}x"
+    if len(mine) > 1 and len(theirs) > 1:
+        overlap = min(mine) <= max(theirs) and min(theirs) <= max(mine)
+        text += (f"; passes {fmt(min(mine))}-{fmt(max(mine))} against "
+                 f"{fmt(min(theirs))}-{fmt(max(theirs))}"
+                 + (", overlapping" if overlap else ", apart"))
+    return text
 
 
 def add_check(rows: list[dict], where, target: str, threads, value: float, bound: float,
@@ -127,17 +153,23 @@ def check(points: list[dict]) -> list[dict]:
     return rows
 
 
-def server_check(points: list[dict]) -> list[dict]:
-    """One row per server target, shape (where) and client count from SERVER_FROM."""
+def server_check(points: list[dict], raw: list[dict] | None = None) -> list[dict]:
+    """One row per server target, shape (where) and client count from SERVER_FROM.
+    RAW, the passes behind the medians, adds their ranges to the qps rows' text."""
     rows: list[dict] = []
+    passes = server_passes(raw or [])
     for key, panel in server_panels(points).items():
         for t in sorted(t for lock, t in panel if lock == CANDIDATE and t >= SERVER_FROM):
             p = panel[(CANDIDATE, t)]
             rivals = [panel[(lock, t)] for lock in SERVER_RIVALS if (lock, t) in panel]
             if rivals:
-                best = max(q["ops_per_sec"] for q in rivals)
+                top = max(rivals, key=lambda q: q["ops_per_sec"])
+                best = top["ops_per_sec"]
                 add_check(rows, key, f"qps vs best of {', '.join(SERVER_RIVALS)}", t,
                        p["ops_per_sec"], best, p["ops_per_sec"] >= best)
+                rows[-1]["detail"] = qps_detail(
+                    p["ops_per_sec"], best, top["lock"], passes.get((key, CANDIDATE, t), []),
+                    passes.get((key, top["lock"], t), []))
             add_check(rows, key, "Jain", t, p["jain"], SERVER_JAIN, p["jain"] >= SERVER_JAIN)
             base = panel.get((BASELINE, t))
             if base and p["cpu_idle_pct"] is not None and base["cpu_idle_pct"] is not None:
@@ -260,9 +292,10 @@ SERVER_MARKDOWN = "ll-server.md"
 SERVER_TARGETS_FILE = "ll-server-targets.txt"
 
 
-def server_section(points: list[dict], out) -> str:
+def server_section(points: list[dict], out, raw: list[dict] | None = None) -> str:
     """The report's section on ll in the server workload (HTML), per workload shape;
-    also writes SERVER_MARKDOWN and SERVER_TARGETS_FILE into OUT. Empty without ll."""
+    also writes SERVER_MARKDOWN and SERVER_TARGETS_FILE into OUT (RAW, the passes, adds
+    their ranges to the qps lines there). Empty without ll."""
     tables = server_tables(points)
     if not tables:
         return ""
@@ -272,7 +305,7 @@ def server_section(points: list[dict], out) -> str:
     parts += write_tables(tables, "ll against every lock (server workload, no gate)",
                           out / SERVER_MARKDOWN)
     (out / SERVER_TARGETS_FILE).write_text(
-        target_lines(server_check(points), shape_title, "clients"), encoding="utf-8")
+        target_lines(server_check(points, raw), shape_title, "clients"), encoding="utf-8")
     return "\n".join(parts)
 
 
@@ -288,9 +321,10 @@ def write_tables(tables: list[tuple[str, list, list[list]]], heading: str, path)
 
 def target_lines(rows: list[dict], name, axis: str) -> str:
     """The targets as `locklab report` prints them, a line each: met or MISSED, who
-    (ll, unless the row names its `subject`), the target, where and at how many AXIS."""
+    (ll, unless the row names its `subject`), the target, where and at how many AXIS, then
+    the row's `detail` or else its figure against the bound."""
     return "".join(
         f"{'met   ' if r['ok'] else 'MISSED'} "
         + " ".join(filter(None, (r.get("subject", CANDIDATE), r["target"])))
-        + f" ({name(r['where'])}, {r['threads']} {axis}): {r['ll']:.4g} against "
-        f"{r['bound']:.4g}\n" for r in rows)
+        + f" ({name(r['where'])}, {r['threads']} {axis}): "
+        + r.get("detail", f"{r['ll']:.4g} against {r['bound']:.4g}") + "\n" for r in rows)

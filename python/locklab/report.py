@@ -268,7 +268,7 @@ def write(conn, run_id: int, out: Path) -> Path:
         (out / stale).unlink(missing_ok=True)
     raw = [r for r in rows if r.get("workload") == "server"]
     extra = admission.section(server, out, raw) if any(p["gate"] for p in server) else ""
-    extra += ll_targets.server_section(server, out)
+    extra += ll_targets.server_section(server, out, raw)
     extra += program_report.section(program, out, run["spec"].get("repeat", 1))
     extra += rw_report.section(rw, rows, out)
     write_data(out, run, rows, crossed)

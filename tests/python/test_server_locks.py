@@ -137,9 +137,24 @@ def test_the_report_judges_ll_on_stored_figures(stored_run, tmp_path):
     assert '<td class="ok">1.05</td>' in index and '<td class="miss">0.50</td>' in index
     assert '<td class="miss">0.90</td>' in index and '<td class="ok">1.12</td>' in index
     # `locklab report` prints them, and writes the tables for the docs.
-    assert (f"met    ll {qps} ({default}, 16 clients): 2e+05 against 1.9e+05"
+    # Each qps line names the best rival, the ratio, and the passes (x1.0, x0.9, x1.1).
+    assert (f"met    ll {qps} ({default}, 16 clients): 200,000 against 190,000 qps (absl) "
+            "= 1.053x; passes 180,000-220,000 against 171,000-209,000, overlapping\n"
             in out.stdout)
     assert f"MISSED ll Jain ({outside}, 16 clients)" not in out.stdout
-    assert f"MISSED ll {qps} ({outside}, 16 clients)" in out.stdout
+    assert (f"MISSED ll {qps} ({outside}, 16 clients): 90,000 against 100,000 qps (absl) "
+            "= 0.900x; passes 81,000-99,000 against 90,000-110,000, overlapping\n" in out.stdout)
+    # Other targets keep their figure against the bound.
+    assert f"MISSED ll Jain ({default}, 16 clients): 0.5 against 0.8\n" in out.stdout
     md = (tmp_path / "r" / ll_targets.SERVER_MARKDOWN).read_text()
     assert f"qps ratios, {outside}:" in md and "| MISSED |" in md
+
+
+def test_a_qps_line_says_whether_the_passes_overlap():
+    apart = ll_targets.qps_detail(120e3, 100e3, "futex", [118e3, 120e3, 125e3],
+                                  [95e3, 100e3, 104e3])
+    assert apart == ("120,000 against 100,000 qps (futex) = 1.200x; "
+                     "passes 118,000-125,000 against 95,000-104,000, apart")
+    # One pass on either side: no range to compare.
+    assert ll_targets.qps_detail(99e3, 100e3, "absl", [99e3], [90e3, 110e3]) == \
+        "99,000 against 100,000 qps (absl) = 0.990x"
