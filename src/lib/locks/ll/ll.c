@@ -137,7 +137,10 @@ static unsigned state_clear(ll_own_t *l, unsigned bits)
 	return atomic_fetch_and_explicit(&l->state, ~bits, memory_order_acq_rel);
 }
 
-/* However costly handoffs are, every waiter gets a turn within this: fairness over a second. */
+/*
+ * However costly handoffs are, the handoff floor never stretches a rotation past
+ * this (fairness over a second); min_turn_ns still holds for the longest queues.
+ */
 enum { MAX_ROTATION_NS = 125000000 };
 
 /*
@@ -697,7 +700,7 @@ static const struct ll_knob knobs[] = {
 	LL_KNOB_INT(struct ll_own_config, rotation_ns, 5000000, 0, LL_OWN_MAX_NS,
 		    "target time for every parked waiter to have a turn, and the longest poll while "
 		    "nobody is parked, ns, <= 4 s (0: turns of handoff_ns, polls of spin_ns)"),
-	LL_KNOB_INT(struct ll_own_config, min_turn_ns, 100000, 0, LL_OWN_MAX_NS,
+	LL_KNOB_INT(struct ll_own_config, min_turn_ns, 200000, 0, LL_OWN_MAX_NS,
 		    "shortest turn however long the queue, ns, <= 4 s"),
 	LL_KNOB_INT(struct ll_own_config, pollers, -1, -1, 255,
 		    "newcomers that may poll at once instead of queueing (0: none; "
