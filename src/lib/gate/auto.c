@@ -3,7 +3,7 @@
  * by a feedback loop instead of by the administrator.  This file measures;
  * auto_ctl.c decides, as stated here.
  *
- * What it measures, every `interval_us` (default 5 ms), with no thread of
+ * What it measures, every `interval_us` (default 10 ms), with no thread of
  * its own (the exit that finds the interval over runs the controller under
  * a trylock; a busy controller is skipped, never waited for):
  *   X     exits per second, the throughput N is judged by (per-CPU
@@ -333,7 +333,7 @@ static const struct ll_knob auto_knobs[] = {
 	LL_KNOB_INT(struct auto_config, min, 0, 0, 1 << 20,
 		    "lowest N, 0 = twice the CPUs (n or max if lower)"),
 	LL_KNOB_INT(struct auto_config, max, 1024, 1, 1 << 20, "highest N"),
-	LL_KNOB_INT(struct auto_config, interval_us, 5000, 100, 10000000,
+	LL_KNOB_INT(struct auto_config, interval_us, 10000, 100, 10000000,
 		    "us between two decisions (one measurement interval)"),
 	LL_GATE_KNOBS_QUEUE(struct auto_config),
 };
