@@ -104,9 +104,14 @@ def qps_detail(ll: float, best: float, rival: str, mine: list[float], theirs: li
 
 
 def add_check(rows: list[dict], where, target: str, threads, value: float, bound: float,
-           ok: bool) -> None:
-    rows.append({"where": where, "target": target, "threads": threads, "ll": value,
-                 "bound": bound, "ok": ok})
+           ok: bool, detail: str | None = None) -> None:
+    """One target's row; DETAIL, when given, is what its printed line says after the colon
+    (else the figure against the bound)."""
+    row = {"where": where, "target": target, "threads": threads, "ll": value,
+           "bound": bound, "ok": ok}
+    if detail:
+        row["detail"] = detail
+    rows.append(row)
 
 
 def check(points: list[dict]) -> list[dict]:
@@ -166,10 +171,10 @@ def server_check(points: list[dict], raw: list[dict] | None = None) -> list[dict
                 top = max(rivals, key=lambda q: q["ops_per_sec"])
                 best = top["ops_per_sec"]
                 add_check(rows, key, f"qps vs best of {', '.join(SERVER_RIVALS)}", t,
-                       p["ops_per_sec"], best, p["ops_per_sec"] >= best)
-                rows[-1]["detail"] = qps_detail(
-                    p["ops_per_sec"], best, top["lock"], passes.get((key, CANDIDATE, t), []),
-                    passes.get((key, top["lock"], t), []))
+                       p["ops_per_sec"], best, p["ops_per_sec"] >= best,
+                       qps_detail(p["ops_per_sec"], best, top["lock"],
+                                  passes.get((key, CANDIDATE, t), []),
+                                  passes.get((key, top["lock"], t), [])))
             add_check(rows, key, "Jain", t, p["jain"], SERVER_JAIN, p["jain"] >= SERVER_JAIN)
             base = panel.get((BASELINE, t))
             if base and p["cpu_idle_pct"] is not None and base["cpu_idle_pct"] is not None:
