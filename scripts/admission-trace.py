@@ -6,9 +6,9 @@
 Runs the server workload with C clients (256) behind the auto gate, with I/O (200 us,
 held inside the gate: no suspend) in every other 300 ms, and draws what the gate
 measured and chose at each decision (every `interval_us`, 10 ms by default): N,
-throughput, idle CPUs.  Prints the mean N and throughput of each phase.  --steady: no I/O, one point of the concurrency
-preset (0.3 s of warm-up, 0.2 s measured); prints the mean N and throughput of the
-measured part.
+throughput, idle CPUs.  Prints the mean N and throughput of each phase.  --steady: no
+I/O, one point of the concurrency preset (0.3 s of warm-up, 0.2 s measured); prints the
+mean N and throughput of the measured part.
 """
 import argparse
 import json

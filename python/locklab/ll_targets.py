@@ -22,6 +22,7 @@ client count from 4:
 from __future__ import annotations
 
 from .render import fmt, html_table, judged, markdown_table
+from .verdict import apart
 
 CANDIDATE = "ll"
 BASELINE = "pthread"
@@ -96,10 +97,9 @@ def qps_detail(ll: float, best: float, rival: str, mine: list[float], theirs: li
     both have more than one, and whether those ranges overlap (a tie within the spread)."""
     text = f"{fmt(ll)} against {fmt(best)} qps ({rival}) = {ll / best:.3f}x"
     if len(mine) > 1 and len(theirs) > 1:
-        overlap = min(mine) <= max(theirs) and min(theirs) <= max(mine)
         text += (f"; passes {fmt(min(mine))}-{fmt(max(mine))} against "
                  f"{fmt(min(theirs))}-{fmt(max(theirs))}"
-                 + (", overlapping" if overlap else ", apart"))
+                 + (", apart" if apart(mine, theirs) else ", overlapping"))
     return text
 
 
