@@ -251,9 +251,10 @@ def check(points: list[dict], raw: list[dict] | None = None) -> list[dict]:
                        key=qps, default=None)
             if best:
                 shares.append((qps(p) / qps(best), t, gate_label(best)))
-        _auto_row(rows, "auto >= 0.95x best fixed N", lock, shares)
+        warmups = [p.get("warmup") or 0.0 for p in auto.values()]
+        _auto_row(rows, "auto >= 0.95x best fixed N", lock, shares, warmups)
         if raw:
-            held_out(rows, lock, by_rep(raw, lock), pairs, sorted(auto))
+            held_out(rows, lock, by_rep(raw, lock), pairs, sorted(auto), warmups)
     for lock, held, freed in io_pairs(points):
         # The server's own CPU use (rusage), not the system's: on a shared machine
         # other programs fill whatever CPU the server leaves idle.
@@ -293,7 +294,8 @@ def settled_rows(rows: list[dict], points: list[dict], peak: float) -> None:
                  f"{qps(p):,.0f} / {qps(inn):,.0f} qps = {ratio:.2f}x")
 
 
-def held_out(rows: list[dict], lock: str, reps: dict, pairs: list, clients: list[int]) -> None:
+def held_out(rows: list[dict], lock: str, reps: dict, pairs: list, clients: list[int],
+             warmups: list[float]) -> None:
     """The fifo and auto rows again, pass by pass (see the module's text)."""
     ratios = [(r, n, t) for n, t, _, _ in pairs
               if (r := held_out_pair(reps, n, t)) is not None]
@@ -305,15 +307,19 @@ def held_out(rows: list[dict], lock: str, reps: dict, pairs: list, clients: list
              f"median of each pass's fifo/innodb below {1 - TIE:.2f} at {len(missed)}; "
              f"worst n={worst[1]} {worst[2]} clients: {worst[0]:.2f}x")
     shares = [(h[0], t, h[1]) for t in clients if (h := held_out_auto(reps, t))]
-    _auto_row(rows, "auto >= 0.95x best fixed N, held out", lock, shares)
+    _auto_row(rows, "auto >= 0.95x best fixed N, held out", lock, shares, warmups)
 
 
-def _auto_row(rows: list[dict], target: str, lock: str, shares: list[tuple]) -> None:
-    """One auto row from (auto / best, clients, best's label) per client count."""
+def _auto_row(rows: list[dict], target: str, lock: str, shares: list[tuple],
+              warmups: list[float]) -> None:
+    """One auto row from (auto / best, clients, best's label) per client count; WARMUPS,
+    the warm-ups of auto's points."""
     if shares:
         low = min(shares)
         missed = [s for s in shares if s[0] < AUTO_SHARE]
-        _row(rows, target, lock, f"{len(shares)} client counts", low[0], AUTO_SHARE, not missed,
+        after = "/".join(f"{w:g}" for w in sorted(set(warmups)))
+        _row(rows, target, lock, f"{len(shares)} client counts, auto after {after} s of warm-up",
+             low[0], AUTO_SHARE, not missed,
              f"below at {len(missed)} ({', '.join(str(s[1]) for s in missed) or 'none'}); "
              f"worst {low[1]} clients: {low[0]:.2f}x of {low[2]}")
 

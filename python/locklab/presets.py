@@ -69,10 +69,10 @@ def settled_grid() -> list[dict]:
 # locklab-bench's defaults, given since every point of a sweep names them. Points are
 # short and repeated: the median of 3 passes of 0.2 s resists a neighbour's burst on
 # a shared machine better than one pass of 0.6 s. Every point first runs 0.3 s
-# unmeasured, so that auto's N is judged where it has settled. InnoDB's shared sleep
-# delay is not: it climbs 1 us per repeated sleep, ~11 s to its 150 ms cap with 1024
-# clients and minutes with fewer, which no sweep on 2 cores can wait out per point
-# (docs/admission.md has the settled figures, measured by hand).
+# unmeasured, auto's AUTO_WARMUP_S, so that auto's N is judged where it has settled.
+# InnoDB's shared sleep delay is not: it climbs 1 us per repeated sleep, ~11 s to its
+# 150 ms cap with 1024 clients and minutes with fewer, which no sweep on 2 cores can
+# wait out per point (the settled sub-grid below waits it out at two points).
 SERVER = {
     "workload": "server",
     "mutexes": [4],          # secondary mutexes (buffer pool instances)
@@ -85,6 +85,12 @@ SERVER = {
 }
 IO_OPTS = ["io_us=200", "io_us=200,suspend=1"]
 CONCURRENCY_LOCKS = ["innodb56", "pthread", "futex", "ll"]
+# auto finds N by probing (src/lib/gate/auto.c): from twice the CPUs it climbs in
+# doublings, each a paired test of 80-320 ms at its 10 ms intervals, so 0.3 s of warm-up
+# judges it in mid-climb wherever the best N is 16 or more.  Its points warm up this long
+# instead, in the grid beside the fixed gates' (docs/admission.md, "auto after 1.5 s").
+AUTO_WARMUP_S = 1.5
+GATE_WARMUP = {"auto": AUTO_WARMUP_S}
 # Real servers with their pthread locks swapped (docs/swap.md): each pass starts each
 # program once per lock and runs its load tests at every client count on it. Points are
 # whole seconds (memcaslap's and sysbench's --time); 3 passes of 1 s points, 9 locks,
@@ -178,13 +184,14 @@ PRESETS = {
         "mutexes": [1, 2, 4, 8, 16],
         "hold_ns": [0, 1000, 4000],
     },
-    # (704 + 32 points) x 3 passes of 0.5 s: about 20 minutes on 2 cores; then the settled
-    # sub-grid (4 points x 3 passes, ~6 minutes).
+    # (704 + 32 points) x 3 passes of 0.5 s, auto's 44 + 8 of 1.7 s: about 23 minutes on
+    # 2 cores; then the settled sub-grid (4 points x 3 passes, ~6 minutes).
     "concurrency": {
         **SERVER,
         "locks": CONCURRENCY_LOCKS,
         "threads": [2 ** i for i in range(11)],
         "gates": gate_grid(CONCURRENCY_N),
+        "gate_warmup": GATE_WARMUP,
         "also": [{"threads": [256], "gates": ["none", "innodb:n=8", "fifo:n=8", "auto"],
                   "workload_opts": IO_OPTS}, *settled_grid()],
     },
@@ -194,6 +201,7 @@ PRESETS = {
         "locks": ["innodb56", "pthread"],
         "threads": [1, 4, 16, 64, 256, 1024],
         "gates": gate_grid([2, 8]),
+        "gate_warmup": GATE_WARMUP,
         "also": [{"threads": [256], "gates": ["innodb:n=8", "fifo:n=8", "auto"],
                   "workload_opts": IO_OPTS}],
     },
@@ -251,6 +259,8 @@ def spec(preset: str | None, given: dict) -> dict:
         values[key] = value
     if any(given.get(axis) is not None for axis in ALSO_AXES):
         values.pop("also", None)
+    if given.get("warmup") is not None:
+        values.pop("gate_warmup", None)   # the warm-up given is every point's
     if given.get("locks") is not None and values.get("also"):
         # A sub-grid of its own locks keeps only those the command line names.
         values["also"] = [

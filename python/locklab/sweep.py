@@ -163,11 +163,16 @@ def workload_opts(spec: dict) -> list[str]:
     return spec.get("workload_opts", [""])
 
 
+def warmup_of(spec: dict, gate: str) -> float:
+    """A point's warm-up: the spec's, or longer where its gate policy needs it (gate_warmup)."""
+    return float(max(spec["warmup"], spec.get("gate_warmup", {}).get(split_gate(gate)[0], 0)))
+
+
 def _cross(spec: dict) -> list[Point]:
     workload = spec.get("workload", "mutex")
     return [
         Point(name, join_opts(own, opts), threads, mutexes, hold, outside, rep, workload,
-              *split_gate(gate), wopts, float(spec["warmup"]))
+              *split_gate(gate), wopts, warmup_of(spec, gate))
         for rep in range(spec["repeat"])
         for shape in shapes(spec)
         for hold in shape["hold_ns"]
@@ -398,8 +403,10 @@ def plan(spec: dict, todo: list[Point], total: int, measured_s: float | None = N
         lines.append(f"{title:<14}" + "; ".join(f"{names.get(k, k)} {_values(v)}"
                                               for k, v in part.items()))
     passes = spec["repeat"]
+    longer = "".join(f" ({policy}: {s:g} s)" for policy, s in spec.get("gate_warmup", {}).items()
+                     if s > spec["warmup"])
     lines.append(f"{'each point':<14}{spec['duration']:g} s after {spec['warmup']:g} s of "
-                 f"warm-up, {passes} pass{'es' if passes > 1 else ''}"
+                 f"warm-up{longer}, {passes} pass{'es' if passes > 1 else ''}"
                  + (", lock monitor on" if spec.get("instrument") else ""))
     left = f"{len(todo)} of {total} points left" if len(todo) != total else f"{total} points"
     if measured_s is not None:

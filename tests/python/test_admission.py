@@ -321,7 +321,7 @@ def test_the_concurrency_preset_settles_innodb_in_a_sub_grid():
     from locklab import presets, sweep
     spec = presets.spec("concurrency", {})
     points = sweep.grid(spec)
-    long = [p for p in points if p.warmup > spec["warmup"]]
+    long = [p for p in points if p.warmup > spec["warmup"] and p.gate != "auto"]
     assert {(p.lock, p.threads, p.gate, p.gate_opts) for p in long} == {
         ("innodb56", t, g, "n=4") for t in (256, 1024) for g in ("innodb", "fifo")}
     assert len(long) == 4 * spec["repeat"]
@@ -336,9 +336,39 @@ def test_the_concurrency_preset_settles_innodb_in_a_sub_grid():
     assert 300 < extra < 420
     # Locks given on the command line keep the sub-grid only if they name innodb56.
     assert not [p for p in sweep.grid(presets.spec("concurrency", {"locks": ["pthread"]}))
-                if p.warmup > spec["warmup"]]
+                if p.warmup > spec["warmup"] and p.gate != "auto"]
     kept = sweep.grid(presets.spec("concurrency", {"locks": ["innodb56", "ll"]}))
-    assert len([p for p in kept if p.warmup > spec["warmup"]]) == 4 * spec["repeat"]
+    assert len([p for p in kept if p.warmup > spec["warmup"] and p.gate != "auto"]) \
+        == 4 * spec["repeat"]
+
+
+def test_auto_warms_up_longer_in_the_grid_beside_the_fixed_gates():
+    from locklab import presets, sweep
+    for preset in ("concurrency", "concurrency-quick"):
+        spec = presets.spec(preset, {})
+        points = [p for p in sweep.grid(spec) if p.warmup < 10]   # the settled sub-grid aside
+        auto = [p for p in points if p.gate == "auto"]
+        assert auto and {p.warmup for p in auto} == {presets.AUTO_WARMUP_S}
+        assert {p.warmup for p in points if p.gate != "auto"} == {spec["warmup"]}
+        # With I/O too (the sub-grid at 256 clients).
+        assert {p.workload_opts for p in auto} >= {"", "io_us=200,suspend=1"}
+        assert sweep.bench_args(auto[0], spec)[-3:-1] == ["--warmup", "1.5"]
+        assert f"of warm-up (auto: {presets.AUTO_WARMUP_S:g} s)" in sweep.plan(spec, points,
+                                                                               len(points))
+    # A warm-up given on the command line is every point's, auto's too.
+    given = presets.spec("concurrency-quick", {"warmup": 0.5})
+    assert {p.warmup for p in sweep.grid(given)} == {0.5}
+    assert "(auto:" not in sweep.plan(given, sweep.grid(given), 1)
+    # Never shorter than the spec's own: a sub-grid's long warm-up stays.
+    assert sweep.warmup_of({"warmup": 46.0, "gate_warmup": {"auto": 1.5}}, "auto") == 46.0
+    assert sweep.warmup_of({"warmup": 0.3, "gate_warmup": {"auto": 1.5}}, "fifo:n=4") == 0.3
+
+
+def test_auto_rows_say_how_long_auto_warmed_up():
+    pts = [point("pthread", t, "fifo", "n=4", 100.0) for t in (4, 64)]
+    pts += [{**point("pthread", t, "auto", "", 97.0), "warmup": 1.5} for t in (4, 64)]
+    (row,) = [c for c in admission.check(pts) if c["target"] == "auto >= 0.95x best fixed N"]
+    assert row["ok"] and row["where"] == "2 client counts, auto after 1.5 s of warm-up"
 
 
 def test_settled_rows_judge_innodb_and_fifo_after_their_warm_up():
