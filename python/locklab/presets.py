@@ -72,7 +72,7 @@ def settled_grid() -> list[dict]:
 # unmeasured, auto's AUTO_WARMUP_S, so that auto's N is judged where it has settled.
 # InnoDB's shared sleep delay is not: it climbs 1 us per repeated sleep, ~11 s to its
 # 150 ms cap with 1024 clients and minutes with fewer, which no sweep on 2 cores can
-# wait out per point (the settled sub-grid below waits it out at two points).
+# wait out per point (settled_grid, above, waits it out at two points).
 SERVER = {
     "workload": "server",
     "mutexes": [4],          # secondary mutexes (buffer pool instances)
