@@ -22,7 +22,7 @@ client count from 4:
 from __future__ import annotations
 
 from .render import fmt, html_table, judged, markdown_table
-from .verdict import apart
+from .verdict import apart, samples
 
 CANDIDATE = "ll"
 BASELINE = "pthread"
@@ -83,13 +83,10 @@ def server_panels(points: list[dict]) -> dict[tuple[int, int, int], dict[tuple[s
     return dict(sorted(out.items()))
 
 
-def server_passes(raw: list[dict]) -> dict[tuple, list[float]]:
-    """(shape, lock, clients) -> the qps of each pass that succeeded, from the raw rows."""
-    out: dict[tuple, list[float]] = {}
-    for p in raw:
-        if p["ok"] and _server_default(p):
-            out.setdefault((shape(p), p["lock"], p["threads"]), []).append(p["ops_per_sec"])
-    return out
+def server_passes(raw: list[dict]) -> dict[tuple, dict[str, dict[int, list]]]:
+    """shape -> lock -> clients -> the qps of each pass that succeeded, from the raw rows
+    of server_panels' points."""
+    return samples([p for p in raw if _server_default(p)], "ops_per_sec", "server")
 
 
 def qps_detail(ll: float, best: float, rival: str, mine: list[float], theirs: list[float]) -> str:
@@ -164,6 +161,7 @@ def server_check(points: list[dict], raw: list[dict] | None = None) -> list[dict
     rows: list[dict] = []
     passes = server_passes(raw or [])
     for key, panel in server_panels(points).items():
+        ran = passes.get(key, {})
         for t in sorted(t for lock, t in panel if lock == CANDIDATE and t >= SERVER_FROM):
             p = panel[(CANDIDATE, t)]
             rivals = [panel[(lock, t)] for lock in SERVER_RIVALS if (lock, t) in panel]
@@ -173,8 +171,8 @@ def server_check(points: list[dict], raw: list[dict] | None = None) -> list[dict
                 add_check(rows, key, f"qps vs best of {', '.join(SERVER_RIVALS)}", t,
                        p["ops_per_sec"], best, p["ops_per_sec"] >= best,
                        qps_detail(p["ops_per_sec"], best, top["lock"],
-                                  passes.get((key, CANDIDATE, t), []),
-                                  passes.get((key, top["lock"], t), [])))
+                                  ran.get(CANDIDATE, {}).get(t, []),
+                                  ran.get(top["lock"], {}).get(t, [])))
             add_check(rows, key, "Jain", t, p["jain"], SERVER_JAIN, p["jain"] >= SERVER_JAIN)
             base = panel.get((BASELINE, t))
             if base and p["cpu_idle_pct"] is not None and base["cpu_idle_pct"] is not None:

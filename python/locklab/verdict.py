@@ -39,13 +39,14 @@ def panel_title(mutexes: int, hold_ns: int, outside_ns: int) -> str:
     return text + (f", outside {outside_ns} ns" if outside_ns else "")
 
 
-def samples(rows: list[dict], metric: str = METRIC) -> dict[Panel, dict[str, dict[int, list]]]:
+def samples(rows: list[dict], metric: str = METRIC,
+            workload: str = "mutex") -> dict[Panel, dict[str, dict[int, list]]]:
     """panel -> lock label -> threads -> the metric of each succeeded repeat, for the
-    mutex workload's rows; locks in the order the sweep ran them."""
+    WORKLOAD's rows; locks in the order the sweep ran them."""
     out: dict[Panel, dict[str, dict[int, list]]] = {}
     for r in rows:
         value = r.get(metric)
-        if r.get("workload", "mutex") != "mutex" or not r["ok"] or not value or value <= 0:
+        if r.get("workload", "mutex") != workload or not r["ok"] or not value or value <= 0:
             continue
         panel = (r["mutexes"], r["hold_ns"], r["outside_ns"])
         lock = store.lock_label(r["lock"], r["lock_opts"])
