@@ -600,8 +600,9 @@ static void *follow_main(void *arg)
 	return NULL;
 }
 
-/* Run THREADS clients until N satisfies `until` (or 10 s); returns the last N. */
-static int64_t follow_run(const char *opts, int threads, int sleep_us, int64_t lo, int64_t hi)
+/* Run THREADS clients until lo <= N <= hi (or MS_MAX ms); returns the last N. */
+static int64_t follow_run(const char *opts, int threads, int sleep_us, int64_t lo, int64_t hi,
+			  int ms_max)
 {
 	pthread_t t[16];
 	struct ll_error err;
@@ -612,7 +613,7 @@ static int64_t follow_run(const char *opts, int threads, int sleep_us, int64_t l
 	for (int i = 0; i < threads; i++)
 		CHECK(!pthread_create(&t[i], NULL, follow_main, NULL), "pthread_create");
 	int64_t n = ll_gate_limit(follow.g);
-	for (int ms = 0; ms < 10000 && !(n >= lo && n <= hi); ms += 10) {
+	for (int ms = 0; ms < ms_max && !(n >= lo && n <= hi); ms += 10) {
 		struct timespec ts = { 0, 10 * 1000000L };
 		nanosleep(&ts, NULL);
 		n = ll_gate_limit(follow.g);
@@ -629,12 +630,18 @@ static int test_follow(void)
 	CHECK(!strcmp(policy, "auto"), "follow is auto's test");
 	/* 2 clients behind N = 64: nobody ever queues, so N does not bind; it must
 	 * come down to 1.5x the most seen inside (at most 2), + 1, and not below min. */
-	int64_t n = follow_run("n=64,min=2,max=64,interval_us=1000", 2, 0, 2, 4);
+	int64_t n = follow_run("n=64,min=2,max=64,interval_us=1000", 2, 0, 2, 4, 10000);
 	CHECK(n >= 2 && n <= 4, "N did not come down to what is used: %lld", (long long)n);
 	/* 12 clients that sleep 2 ms inside the gate, from N = 1: each slot serves
 	 * one client at a time, so every step up serves more; N must climb. */
-	n = follow_run("n=1,min=1,max=64,interval_us=2000", 12, 2000, 4, 64);
+	n = follow_run("n=1,min=1,max=64,interval_us=2000", 12, 2000, 4, 64, 10000);
 	CHECK(n >= 4, "N did not climb while the admitted threads sleep: %lld", (long long)n);
+	/* The same, but the admitted threads barge back in for 3 s, so that within the
+	 * 2 s given nobody ever comes out of the queue: a full queue is a queue all the
+	 * same, and N must climb.  (The clients still queued at the end get their slots
+	 * only when overdue: the run ends 3 s after its start.) */
+	n = follow_run("n=1,min=1,max=64,interval_us=2000,barge_us=3000000", 12, 2000, 4, 64, 2000);
+	CHECK(n >= 4, "N did not climb with a full queue that nobody leaves: %lld", (long long)n);
 	printf("follow: down to %s, up while sleeping inside ok\n", "what is used");
 	return 0;
 }

@@ -12,7 +12,8 @@
  *         intervals (its ticks are 4-10 ms, so only the sum of several
  *         intervals means anything); system-wide, not this process's CPU
  *         time, so that CPUs busy with other programs do not look free
- *   Q     whether anybody had to queue: if nobody did, N does not bind
+ *   Q     whether anybody queued: came out of the queue, or is in it at the
+ *         interval's end; if nobody did, N does not bind
  *   U     this process's CPU time per second (in the trace only)
  *
  * How it chooses: hill climbing on X in steps of 2x (N is a count whose
@@ -239,8 +240,13 @@ static void control(struct auto_gate *g, uint64_t now)
 	double x = (double)(exits - g->last_exits) / dt;
 	double cpus = (double)(cpu - g->last_cpu_ns) / 1e9 / dt;
 	double idle = idle_cpus(g);
-	int queued = atomic_exchange_explicit(&g->contended, 0, memory_order_relaxed);
-	uint32_t inside = GATE_INSIDE(atomic_load_explicit(&g->q.word, memory_order_relaxed));
+	/* Queued: a thread came out of the queue this interval, or threads are in it
+	 * now.  The second matters: running threads barge for up to barge_us, so a
+	 * queue can fill and stay full for that long with nobody yet out of it. */
+	uint64_t w = atomic_load_explicit(&g->q.word, memory_order_relaxed);
+	int queued = atomic_exchange_explicit(&g->contended, 0, memory_order_relaxed) ||
+		     GATE_QUEUED(w) > 0;
+	uint32_t inside = GATE_INSIDE(w);
 
 	g->last_ns = now;
 	g->last_exits = exits;
