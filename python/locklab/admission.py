@@ -24,6 +24,12 @@ targets checked as met / MISSED:
               reaches on average; picking it on other passes than the one it
               is compared in removes that bias, and pairing within a pass
               removes the drift between passes
+  noise       with the raw rows, beside each fifo row and the held-out auto row:
+              how often two settings exactly as good as each other would miss
+              that row's bound, from the spread of the fixed settings' passes
+              (noise_sd, miss_chance): the chance that a perfect auto (or a fifo
+              level with innodb) meets the row anyway. Not beside the medians'
+              auto row: the best of 14 medians is a selection, not one setting
   settled     the sub-grid whose points warmed up long enough for InnoDB's sleep
               delay to reach its cap (presets.innodb_settle_s): InnoDB's gate at
               its N there keeps at least SETTLED_KEEP of the sweep's peak at 256
@@ -35,6 +41,8 @@ targets checked as met / MISSED:
 from __future__ import annotations
 
 import html
+import math
+import random
 from pathlib import Path
 
 from .presets import innodb_settle_s
@@ -174,6 +182,67 @@ def held_out_auto(reps: dict[str, dict[int, dict[int, float]]], clients: int) \
     return _median(ratios), max(set(picks), key=picks.count)
 
 
+def noise_sd(reps: dict[str, dict[int, dict[int, float]]]) -> float | None:
+    """One point's own noise, what pairing within a pass does not cancel: at each client
+    count, log(qps) of the fixed settings (innodb, fifo) that ran in every pass, less
+    each setting's mean and each pass's mean (a pass's drift moves all its points);
+    the standard deviation of what is left, pooled over the client counts."""
+    by_clients: dict[int, dict[str, dict[int, float]]] = {}
+    for g, per in reps.items():
+        if g.split(" ")[0] in ("innodb", "fifo"):
+            for t, passes in per.items():
+                by_clients.setdefault(t, {})[g] = passes
+    ss, dof = 0.0, 0
+    for settings in by_clients.values():
+        runs = set.intersection(*(set(v) for v in settings.values()))
+        full = {g: [math.log(v[r]) for r in sorted(runs)] for g, v in settings.items()
+                if all(v[r] > 0 for r in runs)}
+        if len(runs) < 2 or len(full) < 2:
+            continue
+        rows = list(full.values())
+        grand = sum(map(sum, rows)) / (len(rows) * len(runs))
+        row_m = [sum(x) / len(x) for x in rows]
+        col_m = [sum(x[j] for x in rows) / len(rows) for j in range(len(runs))]
+        ss += sum((x[j] - row_m[i] - col_m[j] + grand) ** 2
+                  for i, x in enumerate(rows) for j in range(len(runs)))
+        dof += (len(rows) - 1) * (len(runs) - 1)
+    return math.sqrt(ss / dof) if dof else None
+
+
+NOISE_DRAWS = 20000
+
+
+def miss_chance(bound: float, sd: float, passes: int, paired: bool = True) -> float:
+    """The chance that two equally good settings, each pass's point off by log-normal
+    noise of SD, read below BOUND: paired, the median over PASSES of each pass's ratio
+    (the held-out rows); else the ratio of the two medians of PASSES (the medians'
+    rows). Drawn, with a fixed seed: the same figure for the same arguments."""
+    if sd <= 0 or passes < 1:
+        return 0.0
+    rng, cut, below = random.Random(1), math.log(bound), 0
+    for _ in range(NOISE_DRAWS):
+        a = [rng.gauss(0.0, sd) for _ in range(passes)]
+        b = [rng.gauss(0.0, sd) for _ in range(passes)]
+        if paired:
+            below += _median([x - y for x, y in zip(a, b)]) < cut
+        else:
+            below += _median(a) - _median(b) < cut
+    return below / NOISE_DRAWS
+
+
+def _noise_text(bound: float, sd: float | None, passes: int, rows: int,
+                paired: bool = True) -> str:
+    """'; noise alone: ...' for a row of ROWS comparisons over PASSES passes.  Unpaired,
+    the medians also carry the drift between passes, which SD leaves out: a floor."""
+    if sd is None or rows < 1 or passes < 1:
+        return ""
+    p = miss_chance(bound, sd, passes, paired)
+    what = "noise alone" if paired else "noise alone, the drift between passes aside"
+    return (f"; {what} (passes spread {sd:.1%}, {passes} passes): two equal settings "
+            f"miss {bound:.2f}x with chance {p:.2f} each, {p * rows:.1f} of {rows} expected, "
+            f"none with chance {(1 - p) ** rows:.2f}")
+
+
 def held_out_pair(reps: dict[str, dict[int, dict[int, float]]], n: int, clients: int) \
         -> float | None:
     """Median over passes of fifo / innodb at the same N, same pass."""
@@ -224,6 +293,8 @@ def check(points: list[dict], raw: list[dict] | None = None) -> list[dict]:
         inn, fif = fixed(cs, "innodb"), fixed(cs, "fifo")
         pairs = [(n, t, inn[n][t], fif[n][t]) for n in inn if n in fif
                  for t in sorted(inn[n]) if t in fif[n]]
+        reps = by_rep(raw, lock) if raw else {}
+        sd = noise_sd(reps)
         if pairs:
             worst = min(pairs, key=lambda x: qps(x[3]) / qps(x[2]))
             below = [x for x in pairs if qps(x[3]) < qps(x[2])]
@@ -232,7 +303,8 @@ def check(points: list[dict], raw: list[dict] | None = None) -> list[dict]:
             _row(rows, "fifo >= innodb, same N", lock, f"{len(pairs)} (N, clients) pairs",
                  ratio, 1 - TIE, not missed,
                  f"fifo below innodb at {len(below)}, by more than {TIE:.0%} at {len(missed)}; "
-                 f"worst n={worst[0]} {worst[1]} clients: {ratio:.2f}x")
+                 f"worst n={worst[0]} {worst[1]} clients: {ratio:.2f}x"
+                 + _noise_text(1 - TIE, sd, _fifo_passes(reps, pairs), len(pairs), False))
         # The same where the gate binds: with clients <= N nobody ever waits at either
         # gate, and the pair compares two uncontended fast paths, i.e. noise.
         binding = [x for x in pairs if x[1] > x[0]]
@@ -243,7 +315,8 @@ def check(points: list[dict], raw: list[dict] | None = None) -> list[dict]:
             _row(rows, "fifo >= innodb, same N, gate binding", lock,
                  f"{len(binding)} pairs with clients > N", ratio, BINDING, not missed,
                  f"below {BINDING:.2f}x at {len(missed)}; "
-                 f"worst n={worst[0]} {worst[1]} clients: {ratio:.2f}x")
+                 f"worst n={worst[0]} {worst[1]} clients: {ratio:.2f}x"
+                 + _noise_text(BINDING, sd, _fifo_passes(reps, binding), len(binding), False))
         auto = cs.get("auto", {})
         shares = []
         for t, p in sorted(auto.items()):
@@ -254,7 +327,7 @@ def check(points: list[dict], raw: list[dict] | None = None) -> list[dict]:
         warmups = [p.get("warmup") or 0.0 for p in auto.values()]
         _auto_row(rows, "auto >= 0.95x best fixed N", lock, shares, warmups)
         if raw:
-            held_out(rows, lock, by_rep(raw, lock), pairs, sorted(auto), warmups)
+            held_out(rows, lock, reps, sd, pairs, sorted(auto), warmups)
     for lock, held, freed in io_pairs(points):
         # The server's own CPU use (rusage), not the system's: on a shared machine
         # other programs fill whatever CPU the server leaves idle.
@@ -294,26 +367,42 @@ def settled_rows(rows: list[dict], points: list[dict], peak: float) -> None:
                  f"{qps(p):,.0f} / {qps(inn):,.0f} qps = {ratio:.2f}x")
 
 
-def held_out(rows: list[dict], lock: str, reps: dict, pairs: list, clients: list[int],
-             warmups: list[float]) -> None:
-    """The fifo and auto rows again, pass by pass (see the module's text)."""
+def held_out(rows: list[dict], lock: str, reps: dict, sd: float | None, pairs: list,
+             clients: list[int], warmups: list[float]) -> None:
+    """The fifo and auto rows again, pass by pass (see the module's text); SD, the
+    points' own noise (noise_sd)."""
     ratios = [(r, n, t) for n, t, _, _ in pairs
               if (r := held_out_pair(reps, n, t)) is not None]
     if ratios:
         worst = min(ratios)
         missed = [x for x in ratios if x[0] < 1 - TIE]
+        passes = _fifo_passes(reps, [(n, t) for _, n, t in ratios])
         _row(rows, "fifo >= innodb, same N, paired by pass", lock,
              f"{len(ratios)} (N, clients) pairs", worst[0], 1 - TIE, not missed,
              f"median of each pass's fifo/innodb below {1 - TIE:.2f} at {len(missed)}; "
-             f"worst n={worst[1]} {worst[2]} clients: {worst[0]:.2f}x")
+             f"worst n={worst[1]} {worst[2]} clients: {worst[0]:.2f}x"
+             + _noise_text(1 - TIE, sd, passes, len(ratios)))
     shares = [(h[0], t, h[1]) for t in clients if (h := held_out_auto(reps, t))]
-    _auto_row(rows, "auto >= 0.95x best fixed N, held out", lock, shares, warmups)
+    passes = _passes(reps, [("auto", t) for _, t, _ in shares])
+    _auto_row(rows, "auto >= 0.95x best fixed N, held out", lock, shares, warmups,
+              _noise_text(AUTO_SHARE, sd, passes, len(shares)))
+
+
+def _passes(reps: dict[str, dict[int, dict[int, float]]], where: list[tuple[str, int]]) -> int:
+    """The passes a held-out row's comparisons had: the fewest among WHERE's points."""
+    counts = [len(reps.get(g, {}).get(t, {})) for g, t in where]
+    return min(counts) if counts else 0
+
+
+def _fifo_passes(reps: dict[str, dict[int, dict[int, float]]], pairs: list[tuple]) -> int:
+    """The passes of fifo's points in PAIRS, each (N, clients, ...)."""
+    return _passes(reps, [(f"fifo n={x[0]}", x[1]) for x in pairs])
 
 
 def _auto_row(rows: list[dict], target: str, lock: str, shares: list[tuple],
-              warmups: list[float]) -> None:
+              warmups: list[float], noise: str = "") -> None:
     """One auto row from (auto / best, clients, best's label) per client count; WARMUPS,
-    the warm-ups of auto's points."""
+    the warm-ups of auto's points; NOISE, the held-out row's noise text."""
     if shares:
         low = min(shares)
         missed = [s for s in shares if s[0] < AUTO_SHARE]
@@ -321,7 +410,7 @@ def _auto_row(rows: list[dict], target: str, lock: str, shares: list[tuple],
         _row(rows, target, lock, f"{len(shares)} client counts, auto after {after} s of warm-up",
              low[0], AUTO_SHARE, not missed,
              f"below at {len(missed)} ({', '.join(str(s[1]) for s in missed) or 'none'}); "
-             f"worst {low[1]} clients: {low[0]:.2f}x of {low[2]}")
+             f"worst {low[1]} clients: {low[0]:.2f}x of {low[2]}" + noise)
 
 
 def cpus_used(p: dict) -> float:

@@ -1,6 +1,7 @@
 """The server workload behind admission gates: the real locklab-bench's server, and the sweep, store and
 report around admission gates (against the fake locklab-bench)."""
 import json
+import math
 import sqlite3
 import subprocess
 
@@ -286,6 +287,65 @@ def test_held_out_rows_pick_the_best_setting_on_the_other_passes():
     assert not held["ok"] and "below at 1 (64)" in held["text"]
     paired = checks["fifo >= innodb, same N, paired by pass"]
     assert paired["ok"] and "below 0.95 at 0" in paired["text"]
+
+
+def test_noise_is_what_is_left_after_each_setting_and_each_pass():
+    # A pass that runs 10% faster moves every setting alike: no noise is left.
+    drift = {"fifo n=2": {64: {0: 100.0, 1: 110.0}}, "innodb n=2": {64: {0: 80.0, 1: 88.0}}}
+    assert admission.noise_sd(drift) < 1e-12
+    # One setting alone moving by a factor f between two passes: in a 2 x 2 table each
+    # residual is +-log(f)/4, one degree of freedom, so the spread is log(f)/2.
+    f = 1.2
+    moved = {"fifo n=2": {64: {0: 100.0, 1: 100.0 * f}}, "innodb n=2": {64: {0: 80.0, 1: 80.0}},
+             "auto": {64: {0: 1.0, 1: 50.0}}}   # auto is judged, never taken as noise
+    assert abs(admission.noise_sd(moved) - math.log(f) / 2) < 1e-12
+    assert admission.noise_sd({"fifo n=2": {64: {0: 100.0}}}) is None   # one pass: unknown
+
+
+def test_the_chance_that_noise_alone_misses_matches_the_binomial():
+    assert admission.miss_chance(0.95, 0.0, 3) == 0.0
+    # The median of three passes falls below the bound when two of the three do; each
+    # pass's log ratio of two equal settings is normal with sd * sqrt(2).
+    for sd in (0.02, 0.045, 0.08):
+        p = 0.5 * (1 + math.erf(math.log(0.95) / (sd * math.sqrt(2)) / math.sqrt(2)))
+        exact = 3 * p * p * (1 - p) + p ** 3
+        assert abs(admission.miss_chance(0.95, sd, 3) - exact) < 0.01, sd
+    chances = [admission.miss_chance(0.95, sd, 3) for sd in (0.01, 0.03, 0.06, 0.5)]
+    assert chances == sorted(chances) and chances[-1] > 0.4
+    # More passes make the median steadier.
+    assert admission.miss_chance(0.95, 0.05, 9) < admission.miss_chance(0.95, 0.05, 3)
+    # Two medians of one pass each: the ratio of two single points, normal with
+    # sd * sqrt(2), below the bound with probability p itself.
+    p = 0.5 * (1 + math.erf(math.log(0.98) / (0.03 * math.sqrt(2)) / math.sqrt(2)))
+    assert abs(admission.miss_chance(0.98, 0.03, 1, paired=False) - p) < 0.01
+
+
+def test_held_out_rows_say_how_often_noise_alone_would_miss():
+    raw = []
+    for rep, drift in enumerate((1.0, 1.1, 0.9)):
+        for gate, opts, q in (("fifo", "n=2", 100.0 * (1.06 if rep == 1 else 1.0)),
+                              ("fifo", "n=8", 100.0), ("innodb", "n=8", 100.0),
+                              ("innodb", "n=2", 100.0), ("auto", "", 99.0)):
+            raw.append({**point("pthread", 64, gate, opts, q * drift), "rep": rep, "ok": 1})
+    checks = {c["target"]: c for c in admission.check(store.medians(raw), raw)}
+    sd = admission.noise_sd(admission.by_rep(raw, "pthread"))
+    assert 0 < sd < 0.06
+    p = admission.miss_chance(0.95, sd, 3)
+    held = checks["auto >= 0.95x best fixed N, held out"]
+    assert held["ok"] and (f"noise alone (passes spread {sd:.1%}, 3 passes): two equal settings "
+                           f"miss 0.95x with chance {p:.2f} each, {p:.1f} of 1 expected") \
+        in held["text"]
+    paired = checks["fifo >= innodb, same N, paired by pass"]
+    assert f"two equal settings miss 0.95x with chance {p:.2f} each, {2 * p:.1f} of 2 expected" \
+        in paired["text"]
+    # The medians' fifo rows compare two medians of 3 passes each.
+    q = admission.miss_chance(0.98, sd, 3, paired=False)
+    binding = checks["fifo >= innodb, same N, gate binding"]
+    assert f"miss 0.98x with chance {q:.2f} each, {2 * q:.1f} of 2 expected" in binding["text"]
+    # The medians' auto row picks the best of many medians: no noise figure claimed there.
+    assert "noise alone" not in checks["auto >= 0.95x best fixed N"]["text"]
+    # Without the raw rows there is no spread to tell.
+    assert all("noise alone" not in c["text"] for c in admission.check(store.medians(raw)))
 
 
 # --- the warm-up in the point's key, and the settled sub-grid ---
