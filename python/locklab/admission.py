@@ -43,6 +43,7 @@ from __future__ import annotations
 import html
 import math
 import random
+from functools import lru_cache
 from pathlib import Path
 
 from .presets import innodb_settle_s
@@ -195,11 +196,9 @@ def noise_sd(reps: dict[str, dict[int, dict[int, float]]]) -> float | None:
     ss, dof = 0.0, 0
     for settings in by_clients.values():
         runs = set.intersection(*(set(v) for v in settings.values()))
-        full = {g: [math.log(v[r]) for r in sorted(runs)] for g, v in settings.items()
-                if all(v[r] > 0 for r in runs)}
-        if len(runs) < 2 or len(full) < 2:
+        if len(runs) < 2 or len(settings) < 2:
             continue
-        rows = list(full.values())
+        rows = [[math.log(v[r]) for r in sorted(runs)] for v in settings.values()]
         grand = sum(map(sum, rows)) / (len(rows) * len(runs))
         row_m = [sum(x) / len(x) for x in rows]
         col_m = [sum(x[j] for x in rows) / len(rows) for j in range(len(runs))]
@@ -212,11 +211,14 @@ def noise_sd(reps: dict[str, dict[int, dict[int, float]]]) -> float | None:
 NOISE_DRAWS = 20000
 
 
+@lru_cache(maxsize=64)
 def miss_chance(bound: float, sd: float, passes: int, paired: bool = True) -> float:
     """The chance that two equally good settings, each pass's point off by log-normal
     noise of SD, read below BOUND: paired, the median over PASSES of each pass's ratio
     (the held-out rows); else the ratio of the two medians of PASSES (the medians'
-    rows). Drawn, with a fixed seed: the same figure for the same arguments."""
+    rows). Drawn, with a fixed seed: the same figure for the same arguments, so it is
+    drawn once for each set of them (the paired fifo row and the held-out auto row
+    share a bound)."""
     if sd <= 0 or passes < 1:
         return 0.0
     rng, cut, below = random.Random(1), math.log(bound), 0
