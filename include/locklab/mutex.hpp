@@ -29,9 +29,8 @@
  * lock_shared throw std::system_error where the algorithm refuses
  * (EAGAIN: too many readers; EDEADLK: the caller already holds it, where the
  * algorithm detects that); its try_ and timed calls return false instead.
- * Unlocking a lock the calling thread does not hold is a precondition
- * violation (undefined, as for std::mutex), and these locks are not
- * recursive.
+ * Unlocking a lock the calling thread does not hold, or locking one it
+ * already holds, is a precondition violation (undefined, as for std::mutex).
  *
  * Timed calls: try_lock_for(d) waits on the steady clock (CLOCK_MONOTONIC);
  * try_lock_until(t) takes a time point of any clock.  steady_clock's is a
@@ -83,8 +82,8 @@ namespace locklab {
 namespace detail {
 
 /*
- * Nanoseconds in 128 bits: any 64-bit count times any ratio to nanoseconds
- * a std::ratio can hold (both under 2^64) fits without overflow.
+ * Nanoseconds in 128 bits: a count of 64 bits at most times any ratio to
+ * nanoseconds a std::ratio can hold (under 2^63) fits without overflow.
  */
 __extension__ typedef __int128 wide_ns;
 
@@ -92,8 +91,9 @@ __extension__ typedef __int128 wide_ns;
 template <class Rep, class Period>
 wide_ns to_wide_ns(const std::chrono::duration<Rep, Period> &d) noexcept
 {
-	static_assert(std::is_arithmetic<Rep>::value,
-		      "locklab: a duration's count must be an integer or a floating-point number");
+	static_assert(std::is_floating_point<Rep>::value ||
+			      (std::is_integral<Rep>::value && sizeof(Rep) <= sizeof(std::int64_t)),
+		      "locklab: a duration's count is a floating-point number or an integer of 64 bits at most");
 	using to_ns = std::ratio_divide<Period, std::nano>;
 	if constexpr (std::is_floating_point<Rep>::value) {
 		const long double ns = std::ceil(static_cast<long double>(d.count()) * to_ns::num /
@@ -135,7 +135,7 @@ inline struct timespec to_timespec(wide_ns ns) noexcept
 	return ts;
 }
 
-/* The CLOCK_MONOTONIC deadline `rel` from now (<= 0: now; the library saturates past the clock's end). */
+/* The CLOCK_MONOTONIC deadline `rel` from now (<= 0: now; the library saturates the far end). */
 inline struct timespec deadline_after(wide_ns rel) noexcept
 {
 	const std::int64_t max = std::numeric_limits<std::int64_t>::max();
@@ -171,9 +171,11 @@ bool wait_until(const std::chrono::time_point<Clock, Duration> &t, Wait wait)
 	}
 }
 
-[[noreturn]] inline void throw_init_error(int rc, const struct ll_error &err, const char *what)
+/* An init's refusal (the library fills err whenever it returns non-zero) as the exception. */
+inline void throw_if_refused(int rc, const struct ll_error &err)
 {
-	throw std::system_error(rc, std::generic_category(), err.msg[0] ? err.msg : what);
+	if (rc != 0)
+		throw std::system_error(rc, std::generic_category(), err.msg);
 }
 
 } // namespace detail
@@ -188,10 +190,7 @@ public:
 	explicit mutex(const char *algo, const char *opts = nullptr)
 	{
 		struct ll_error err;
-		err.msg[0] = '\0';
-		const int rc = ll_mutex_init(&m_, algo, opts, &err);
-		if (rc != 0)
-			detail::throw_init_error(rc, err, "locklab::mutex: ll_mutex_init failed");
+		detail::throw_if_refused(ll_mutex_init(&m_, algo, opts, &err), err);
 	}
 
 	~mutex() { ll_mutex_destroy(&m_); }
@@ -240,10 +239,7 @@ public:
 	explicit shared_mutex(const char *algo, const char *opts = nullptr)
 	{
 		struct ll_error err;
-		err.msg[0] = '\0';
-		const int rc = ll_rwlock_init(&rw_, algo, opts, &err);
-		if (rc != 0)
-			detail::throw_init_error(rc, err, "locklab::shared_mutex: ll_rwlock_init failed");
+		detail::throw_if_refused(ll_rwlock_init(&rw_, algo, opts, &err), err);
 	}
 
 	~shared_mutex() { ll_rwlock_destroy(&rw_); }

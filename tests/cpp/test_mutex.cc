@@ -35,8 +35,6 @@
 #include <type_traits>
 #include <vector>
 
-namespace {
-
 #define CHECK(cond, ...)                                                                      \
 	do {                                                                                  \
 		if (!(cond)) {                                                                \
@@ -48,11 +46,13 @@ namespace {
 		}                                                                             \
 	} while (0)
 
+namespace {
+
 using namespace std::chrono_literals;
 using std::chrono::steady_clock;
 using std::chrono::system_clock;
 
-/* Like std::mutex: neither copied nor moved, and usable where the standard asks for a lock. */
+/* Like std::mutex: neither copied nor moved; the handles are the C locks. */
 static_assert(!std::is_copy_constructible<locklab::mutex>::value, "mutex is copyable");
 static_assert(!std::is_move_constructible<locklab::mutex>::value, "mutex is movable");
 static_assert(!std::is_copy_assignable<locklab::mutex>::value, "mutex is assignable");
@@ -355,7 +355,10 @@ void exclusion_mutex(const struct ll_lock_ops *ops, int n)
 	std::printf("exclusion: mutex %s: %d threads, %ld rounds: ok\n", ops->name, n, rounds);
 }
 
-/* Writers alone, readers together, for every registered rwlock: a writer's two counters never seen apart. */
+/*
+ * Writers alone, readers together, for every registered rwlock: no reader
+ * sees a writer's two counters apart, and they add up.
+ */
 void exclusion_rwlock(const struct ll_rwlock_ops *ops, int n)
 {
 	locklab::shared_mutex s(ops->name);
@@ -381,8 +384,9 @@ void exclusion_rwlock(const struct ll_rwlock_ops *ops, int n)
 			reads.fetch_add(1, std::memory_order_relaxed);
 		}
 	});
-	CHECK(first == second && first + reads.load() == rounds, "%s: %ld, %ld writes, %ld reads, %ld rounds",
-	      ops->name, first, second, reads.load(), rounds);
+	CHECK(first == second && first + reads.load() == rounds,
+	      "%s: %ld, %ld writes, %ld reads, %ld rounds", ops->name, first, second, reads.load(),
+	      rounds);
 	std::printf("exclusion: rwlock %s: %d threads, %ld writes, %ld reads: ok\n", ops->name, n,
 		    first, reads.load());
 }
@@ -600,42 +604,43 @@ int test_convert()
 	return 0;
 }
 
-/* construct() must throw std::system_error with the library's own code and message. */
-template <class Construct>
-void refused(const char *what, int want_rc, const char *want_msg, Construct construct)
+/*
+ * The library refused (algo, opts) with rc and err, err's message holding
+ * fragment; Lock's constructor must throw std::system_error with both.
+ */
+template <class Lock>
+void refused(const char *algo, const char *opts, const char *fragment, int rc,
+	     const struct ll_error &err)
 {
+	CHECK(rc != 0, "the library took %s with '%s'", algo, opts ? opts : "");
+	CHECK(std::strstr(err.msg, fragment), "library's message '%s' lacks '%s'", err.msg, fragment);
 	try {
-		construct();
+		Lock l(algo, opts);
 	} catch (const std::system_error &e) {
-		CHECK(e.code() == std::error_code(want_rc, std::generic_category()),
-		      "%s: code %d (%s), wanted %d", what, e.code().value(),
-		      e.code().category().name(), want_rc);
-		CHECK(std::strstr(e.what(), want_msg), "%s: what() is '%s', wanted '%s' in it", what,
-		      e.what(), want_msg);
-		std::printf("errors: %s: %s\n", what, e.what());
+		CHECK(e.code() == std::error_code(rc, std::generic_category()),
+		      "%s: code %d (%s), wanted %d", algo, e.code().value(),
+		      e.code().category().name(), rc);
+		CHECK(std::strstr(e.what(), err.msg), "%s: what() is '%s', wanted '%s' in it", algo,
+		      e.what(), err.msg);
+		std::printf("errors: %s: %s\n", algo, e.what());
 		return;
 	}
-	CHECK(false, "%s: constructed", what);
+	CHECK(false, "%s with '%s' constructed", algo, opts ? opts : "");
 }
 
 void mutex_refused(const char *algo, const char *opts, const char *fragment)
 {
 	ll_mutex_t raw;
 	struct ll_error err;
-	const int rc = ll_mutex_init(&raw, algo, opts, &err);
-	CHECK(rc != 0, "ll_mutex_init(%s, %s) succeeded", algo, opts);
-	CHECK(std::strstr(err.msg, fragment), "library's message '%s' lacks '%s'", err.msg, fragment);
-	refused(algo, rc, err.msg, [&] { locklab::mutex m(algo, opts); });
+	refused<locklab::mutex>(algo, opts, fragment, ll_mutex_init(&raw, algo, opts, &err), err);
 }
 
 void rwlock_refused(const char *algo, const char *opts, const char *fragment)
 {
 	ll_rwlock_t raw;
 	struct ll_error err;
-	const int rc = ll_rwlock_init(&raw, algo, opts, &err);
-	CHECK(rc != 0, "ll_rwlock_init(%s, %s) succeeded", algo, opts);
-	CHECK(std::strstr(err.msg, fragment), "library's message '%s' lacks '%s'", err.msg, fragment);
-	refused(algo, rc, err.msg, [&] { locklab::shared_mutex s(algo, opts); });
+	refused<locklab::shared_mutex>(algo, opts, fragment, ll_rwlock_init(&raw, algo, opts, &err),
+				       err);
 }
 
 int test_errors()
