@@ -38,13 +38,13 @@
  * turned into one once, from the time left when the call starts (a later
  * step of the realtime clock does not move it, as in ll_clock_to_mono);
  * another clock's is waited for by the time left on that clock, read again
- * after each wait until it has passed.  Any duration converts without
- * overflow: integral counts exactly (rounded up to a nanosecond),
- * floating-point ones rounded up, a NaN as zero; durations beyond the
- * library's range saturate, so a far-future deadline waits as long as it
- * takes and a past one (or a negative duration) does not wait.  A lock
- * that is free is taken even when the deadline has passed (a try), as
- * std::timed_mutex does.
+ * after each wait until it has passed.  Any duration (a count of 64 bits
+ * at most) converts without overflow: integral counts exactly (rounded up
+ * to a nanosecond), floating-point ones rounded up, a NaN as zero;
+ * durations beyond the library's range saturate, so a far-future deadline
+ * waits as long as it takes and a past one (or a negative duration) does
+ * not wait.  A lock that is free is taken even when the deadline has
+ * passed (a try), as std::timed_mutex does.
  *
  * The lock monitor (locklab/monitor.h) sees a locklab::mutex like any
  * ll_mutex_t; it records this header as the call site.  native_handle()
