@@ -23,7 +23,6 @@
 #include "locklab/api.h"
 
 #include <sched.h>
-#include <stdatomic.h>
 #include <stdint.h>
 #include <time.h>
 
@@ -46,7 +45,7 @@ static inline void ll_cpu_relax(void)
 #elif defined(__aarch64__)
 	__asm__ __volatile__("yield" ::: "memory");
 #else
-	atomic_signal_fence(memory_order_seq_cst);
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 #endif
 }
 
@@ -58,12 +57,12 @@ static inline void ll_spin_wait(unsigned policy)
 		ll_cpu_relax();
 	} else if (policy == LL_SPIN_TAS) {
 		/* A stack byte: the locked instruction never leaves this core's cache. */
-		atomic_uchar dummy = 0;
-		(void)atomic_exchange_explicit(&dummy, 1, memory_order_relaxed);
+		unsigned char dummy = 0;
+		(void)__atomic_exchange_n(&dummy, 1, __ATOMIC_RELAXED);
 	} else if (policy == LL_SPIN_YIELD) {
 		sched_yield();
 	} else {
-		atomic_signal_fence(memory_order_seq_cst);
+		__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	}
 }
 
@@ -121,8 +120,9 @@ static inline uint64_t ll_timespec_ns(const struct timespec *ts)
 /* The inverse: ns on ll_now_ns()'s scale as a timespec (every uint64_t fits a 64-bit time_t). */
 static inline struct timespec ll_ns_timespec(uint64_t ns)
 {
-	struct timespec ts = { .tv_sec = (time_t)(ns / 1000000000u),
-			       .tv_nsec = (long)(ns % 1000000000u) };
+	struct timespec ts;
+	ts.tv_sec = (time_t)(ns / 1000000000u);
+	ts.tv_nsec = (long)(ns % 1000000000u);
 	return ts;
 }
 
