@@ -24,10 +24,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../lib/core/futex_sys.h"
+#include "core/futex_sys.h"
 #include "cli.h"
 #include "options.h"
-#include "locklab/spin.h"
+#include "locklab/bits/spin.h"
 
 static int cmp_double(const void *a, const void *b)
 {

@@ -10,7 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "locklab/spin.h"
+#include "locklab/bits/spin.h"
 #include "options.h"
 #include "measure.h"
 

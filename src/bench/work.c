@@ -4,7 +4,7 @@
 #include <math.h>
 #include <stdlib.h>
 
-#include "locklab/spin.h"
+#include "locklab/bits/spin.h"
 #include "work.h"
 
 static double ns_per_loop;

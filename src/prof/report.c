@@ -18,8 +18,8 @@
 #include <unistd.h>
 
 #include "prof.h"
-#include "../preload/handoff.h"
-#include "../preload/symbols.h"
+#include "preload/handoff.h"
+#include "preload/symbols.h"
 
 /* liblocklab-swap.so's, when it is loaded behind us (locklab profile --lock). */
 #pragma weak locklab_swap_describe

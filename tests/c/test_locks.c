@@ -31,9 +31,9 @@
 
 #include "harness.h"
 #include "locklab/gate.h"
-#include "locklab/innodb56.h"
-#include "locklab/ll.h"
-#include "locks.h"
+#include "locks/innodb56_sync.h"
+#include "locklab/locks/ll.h"
+#include "bench/locks.h"
 
 static const char *algo;
 
@@ -536,7 +536,7 @@ static int test_wakeup(void)
  * behind.  A lost wake-up leaves a sleeper for good (the watchdog); a set for
  * the other lock only wakes a sleeper early, to sleep again.
  */
-enum { SHARE_THREADS = 4, SHARE_POOL = 2 << LL_INNODB56_EVENT_BITS };
+enum { SHARE_THREADS = 4, SHARE_POOL = 2 << LL_IB_EVENT_BITS };
 static ll_innodb56_t share_pool[SHARE_POOL];
 static ll_innodb56_t *share_lock[2];
 static long share_counter[2];
@@ -580,10 +580,10 @@ static void *share_main(void *p)
 static int test_innodb56_events(void)
 {
 	/* Twice as many locks as events: two of them share one. */
-	int seen[1 << LL_INNODB56_EVENT_BITS];
+	int seen[1 << LL_IB_EVENT_BITS];
 	memset(seen, -1, sizeof(seen));
 	for (int i = 0; i < SHARE_POOL && !share_lock[1]; i++) {
-		unsigned e = ll_innodb56_event_index(&share_pool[i]);
+		unsigned e = ll_ib_event_index(&share_pool[i]);
 		if (seen[e] >= 0) {
 			share_lock[0] = &share_pool[seen[e]];
 			share_lock[1] = &share_pool[i];
@@ -611,7 +611,7 @@ static int test_innodb56_events(void)
 	}
 	printf("innodb56-events: locks %td and %td share event %u: %d threads x %ld acquisitions, "
 	       "%ld timed-out waits\n", share_lock[0] - share_pool, share_lock[1] - share_pool,
-	       ll_innodb56_event_index(share_lock[0]), SHARE_THREADS, iters,
+	       ll_ib_event_index(share_lock[0]), SHARE_THREADS, iters,
 	       atomic_load(&share_timeouts));
 	return 0;
 }
@@ -790,44 +790,44 @@ static int test_config(void)
 	      err.msg);
 
 	/*
-	 * ll keeps its durations in 32 bits: past LL_OWN_MAX_NS a knob is refused
+	 * ll keeps its durations in 32 bits: past LL_LL_MAX_NS a knob is refused
 	 * in one line, and a config built by hand is refused, never truncated.
 	 */
 	static const char *const ll_durations[] = { "handoff_ns", "rotation_ns", "min_turn_ns" };
 	for (size_t i = 0; i < LL_COUNT(ll_durations); i++) {
 		char opts[64], want[128];
-		snprintf(opts, sizeof(opts), "%s=%lld", ll_durations[i], (long long)LL_OWN_MAX_NS + 1);
+		snprintf(opts, sizeof(opts), "%s=%lld", ll_durations[i], (long long)LL_LL_MAX_NS + 1);
 		snprintf(want, sizeof(want), "option '%s' of lock 'll' wants an integer in [0, %lld]",
-			 ll_durations[i], (long long)LL_OWN_MAX_NS);
+			 ll_durations[i], (long long)LL_LL_MAX_NS);
 		err.msg[0] = '\0';
 		CHECK(ll_mutex_init(&m, "ll", opts, &err) == EINVAL, "ll options '%s' accepted", opts);
 		CHECK(strstr(err.msg, want) && !strchr(err.msg, '\n'), "'%s': got '%s'", opts, err.msg);
-		snprintf(opts, sizeof(opts), "%s=%lld", ll_durations[i], (long long)LL_OWN_MAX_NS);
+		snprintf(opts, sizeof(opts), "%s=%lld", ll_durations[i], (long long)LL_LL_MAX_NS);
 		CHECK(ll_mutex_init(&m, "ll", opts, &err) == 0, "'%s': %s", opts, err.msg);
 		ll_mutex_destroy(&m);
 	}
-	const struct ll_lock_ops *own = ll_algo_find("ll", NULL);
+	const struct ll_lock_ops *ll_ops = ll_algo_find("ll", NULL);
 	int64_t raw[LL_CONFIG_MAX];
-	ll_config_defaults(own, raw);
-	struct ll_own_config *own_cfg = (struct ll_own_config *)(void *)raw;
-	own_cfg->rotation_ns = (int64_t)UINT32_MAX + 1;  /* 0 once truncated */
-	CHECK(ll_mutex_init_config(&m, own, raw) == EINVAL, "ll rotation_ns 2^32 accepted");
-	own_cfg->rotation_ns = LL_OWN_MAX_NS;
-	own_cfg->handoff_ns = -1;
-	CHECK(ll_mutex_init_config(&m, own, raw) == EINVAL, "ll handoff_ns -1 accepted");
+	ll_config_defaults(ll_ops, raw);
+	struct ll_ll_config *ll_cfg = (struct ll_ll_config *)(void *)raw;
+	ll_cfg->rotation_ns = (int64_t)UINT32_MAX + 1;  /* 0 once truncated */
+	CHECK(ll_mutex_init_config(&m, ll_ops, raw) == EINVAL, "ll rotation_ns 2^32 accepted");
+	ll_cfg->rotation_ns = LL_LL_MAX_NS;
+	ll_cfg->handoff_ns = -1;
+	CHECK(ll_mutex_init_config(&m, ll_ops, raw) == EINVAL, "ll handoff_ns -1 accepted");
 
-	/* A C caller's ll_own_t need not be zeroed: init sets every field. */
-	ll_own_t dirty, clean;
+	/* A C caller's ll_ll_t need not be zeroed: init sets every field. */
+	ll_ll_t dirty, clean;
 	memset(&dirty, 0xa5, sizeof(dirty));
 	memset(&clean, 0, sizeof(clean));
-	CHECK(ll_own_init(&dirty, NULL) == 0 && ll_own_init(&clean, NULL) == 0, "ll_own_init");
-	CHECK(!memcmp(&dirty, &clean, sizeof(dirty)), "ll_own_init left a field of dirty "
+	CHECK(ll_ll_init(&dirty, NULL) == 0 && ll_ll_init(&clean, NULL) == 0, "ll_ll_init");
+	CHECK(!memcmp(&dirty, &clean, sizeof(dirty)), "ll_ll_init left a field of dirty "
 	      "memory as it was");
 
 	/* algorithms.def's names are the ops tables' (the ctests run by those names). */
 	static const char *const registered[] = {
 #define LL_ALGO(id, name) name,
-#include "../../src/lib/locks/algorithms.def"
+#include "locks/algorithms.def"
 #undef LL_ALGO
 	};
 	CHECK(LL_COUNT(registered) == ll_algo_count(), "%zu registered, %zu in the table",
@@ -868,7 +868,7 @@ static int test_config(void)
 
 enum { POLL_THREADS = 16, POLL_MAX = 2 };
 
-static ll_own_t poll_lock;
+static ll_ll_t poll_lock;
 static atomic_int poll_done, poll_over;
 static volatile long poll_counter;
 
@@ -879,17 +879,17 @@ static void *poll_main(void *p)
 		if (i % 3 == 2) {
 			/* Deadlines of 10 us: pollers must leave the count when they give up. */
 			struct timespec ts = ll_deadline_after_ns(10000);
-			if (ll_own_timedlock(&poll_lock, &ts) != 0) {
+			if (ll_ll_timedlock(&poll_lock, &ts) != 0) {
 				i--;
 				continue;
 			}
 		} else {
-			ll_own_lock(&poll_lock);
+			ll_ll_lock(&poll_lock);
 		}
 		poll_counter = poll_counter + 1;
 		if ((i & 15) == 0)
 			sched_yield();   /* held across a yield: newcomers find it held and poll */
-		ll_own_unlock(&poll_lock);
+		ll_ll_unlock(&poll_lock);
 	}
 	atomic_fetch_add(&poll_done, 1);
 	return NULL;
@@ -907,8 +907,8 @@ static void *poll_watch(void *p)
 	return NULL;
 }
 
-/* `ll`'s default config, from its ops table (whose config must be ll_own_config). */
-static void ll_default_config(struct ll_own_config *cfg)
+/* `ll`'s default config, from its ops table (whose config must be ll_ll_config). */
+static void ll_default_config(struct ll_ll_config *cfg)
 {
 	struct ll_error err;
 	const struct ll_lock_ops *ops = ll_algo_find("ll", &err);
@@ -926,7 +926,7 @@ static int ll_refuses(const char *opts)
 
 static int test_ll_pollers(void)
 {
-	struct ll_own_config cfg;
+	struct ll_ll_config cfg;
 
 	/* The knob: -1 is 32 per CPU the process may use, less one, at most 255. */
 	CHECK(ll_refuses("pollers=256"), "pollers=256 accepted");
@@ -934,9 +934,9 @@ static int test_ll_pollers(void)
 	ll_default_config(&cfg);
 	CHECK(cfg.pollers == -1, "default pollers %lld", (long long)cfg.pollers);
 	cfg.pollers = 300;
-	CHECK(ll_own_init(&poll_lock, &cfg) == EINVAL, "ll_own_init took pollers=300");
+	CHECK(ll_ll_init(&poll_lock, &cfg) == EINVAL, "ll_ll_init took pollers=300");
 	cfg.pollers = -1;
-	CHECK(ll_own_init(&poll_lock, &cfg) == 0, "default config refused");
+	CHECK(ll_ll_init(&poll_lock, &cfg) == 0, "default config refused");
 	cpu_set_t set;
 	int cpus = sched_getaffinity(0, sizeof(set), &set) == 0 ? CPU_COUNT(&set) : 1;
 	int want = 32 * cpus - 1 > 255 ? 255 : 32 * cpus - 1;
@@ -945,7 +945,7 @@ static int test_ll_pollers(void)
 
 	/* Contended with a bound of 2, timed waits mixed in: never more, and back to 0. */
 	cfg.pollers = POLL_MAX;
-	CHECK(ll_own_init(&poll_lock, &cfg) == 0, "pollers=%d refused", POLL_MAX);
+	CHECK(ll_ll_init(&poll_lock, &cfg) == 0, "pollers=%d refused", POLL_MAX);
 	long iters = test_scaled(20000), args[POLL_THREADS];
 	for (int i = 0; i < POLL_THREADS; i++)
 		args[i] = iters;
@@ -977,17 +977,17 @@ static int test_ll_pollers(void)
  */
 enum { DRAIN_THREADS = 4 };
 
-static ll_own_t drain_lock;
+static ll_ll_t drain_lock;
 static atomic_int drain_started, drain_done;
 
 static void *drain_main(void *p)
 {
 	(void)p;
 	atomic_fetch_add(&drain_started, 1);
-	ll_own_lock(&drain_lock);
+	ll_ll_lock(&drain_lock);
 	atomic_fetch_add(&drain_done, 1);
 	usleep(20000);
-	ll_own_unlock(&drain_lock);
+	ll_ll_unlock(&drain_lock);
 	return NULL;
 }
 
@@ -1000,14 +1000,14 @@ static double since_s(const struct timespec *t0)
 
 static int test_ll_drain(void)
 {
-	struct ll_own_config cfg;
+	struct ll_ll_config cfg;
 	ll_default_config(&cfg);
 	cfg.pollers = 0;
-	cfg.handoff_ns = cfg.rotation_ns = cfg.min_turn_ns = LL_OWN_MAX_NS;
-	CHECK(ll_own_init(&drain_lock, &cfg) == 0, "long-turn config refused");
+	cfg.handoff_ns = cfg.rotation_ns = cfg.min_turn_ns = LL_LL_MAX_NS;
+	CHECK(ll_ll_init(&drain_lock, &cfg) == 0, "long-turn config refused");
 	test_watchdog("ll-drain", 120);
 
-	ll_own_lock(&drain_lock);
+	ll_ll_lock(&drain_lock);
 	pthread_t t[DRAIN_THREADS];
 	for (int i = 0; i < DRAIN_THREADS; i++)
 		CHECK(pthread_create(&t[i], NULL, drain_main, NULL) == 0, "pthread_create");
@@ -1018,7 +1018,7 @@ static int test_ll_drain(void)
 	usleep(100000);
 	struct timespec t0;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	ll_own_unlock(&drain_lock);
+	ll_ll_unlock(&drain_lock);
 	for (int i = 0; i < DRAIN_THREADS; i++)
 		pthread_join(t[i], NULL);
 	double took = since_s(&t0);
@@ -1040,7 +1040,7 @@ static int test_ll_drain(void)
  * twice in a few looks and write pause_off.  Nobody else writes pause_off,
  * so a lock that was never found back to back keeps the 0 of its init.
  */
-static ll_own_t pause_lock;
+static ll_ll_t pause_lock;
 static atomic_int pause_stop;
 static volatile long pause_counter;
 
@@ -1049,9 +1049,9 @@ static void *pause_main(void *p)
 	long *done = p;
 	while (!atomic_load_explicit(&pause_stop, memory_order_relaxed)) {
 		for (int i = 0; i < 64; i++) {
-			ll_own_lock(&pause_lock);
+			ll_ll_lock(&pause_lock);
 			pause_counter = pause_counter + 1;
-			ll_own_unlock(&pause_lock);
+			ll_ll_unlock(&pause_lock);
 		}
 		*done += 64;
 	}
@@ -1060,29 +1060,29 @@ static void *pause_main(void *p)
 
 static int test_ll_pause(void)
 {
-	struct ll_own_config cfg;
+	struct ll_ll_config cfg;
 
 	CHECK(ll_refuses("pause_ns=-1"), "pause_ns=-1 accepted");
 	CHECK(ll_refuses("pause_ns=100001"), "pause_ns=100001 accepted");
 	ll_default_config(&cfg);
 	CHECK(cfg.pause_ns == 2000, "default pause_ns %lld", (long long)cfg.pause_ns);
-	cfg.pause_ns = LL_OWN_MAX_PAUSE_NS + 1;
-	CHECK(ll_own_init(&pause_lock, &cfg) == EINVAL, "ll_own_init took pause_ns past its bound");
+	cfg.pause_ns = LL_LL_MAX_PAUSE_NS + 1;
+	CHECK(ll_ll_init(&pause_lock, &cfg) == EINVAL, "ll_ll_init took pause_ns past its bound");
 	cfg.pause_ns = 0;
-	CHECK(ll_own_init(&pause_lock, &cfg) == 0 && pause_lock.max_pause_looks == 0,
+	CHECK(ll_ll_init(&pause_lock, &cfg) == 0 && pause_lock.max_pause_looks == 0,
 	      "pause_ns=0: %u paused looks", (unsigned)pause_lock.max_pause_looks);
-	cfg.pause_ns = LL_OWN_MAX_PAUSE_NS;
-	CHECK(ll_own_init(&pause_lock, &cfg) == 0, "pause_ns=%lld refused", LL_OWN_MAX_PAUSE_NS);
-	uint32_t want = ll_spin_iters(LL_SPIN_PAUSE, LL_OWN_MAX_PAUSE_NS);
+	cfg.pause_ns = LL_LL_MAX_PAUSE_NS;
+	CHECK(ll_ll_init(&pause_lock, &cfg) == 0, "pause_ns=%lld refused", LL_LL_MAX_PAUSE_NS);
+	uint32_t want = ll_spin_iters(LL_SPIN_PAUSE, LL_LL_MAX_PAUSE_NS);
 	want = want > UINT16_MAX ? UINT16_MAX : want;
 	CHECK(pause_lock.max_pause_looks == want && atomic_load(&pause_lock.pause_looks) == want,
-	      "pause_ns=%lld: %u looks, budget %u, expected %u", LL_OWN_MAX_PAUSE_NS,
+	      "pause_ns=%lld: %u looks, budget %u, expected %u", LL_LL_MAX_PAUSE_NS,
 	      (unsigned)pause_lock.max_pause_looks, (unsigned)atomic_load(&pause_lock.pause_looks),
 	      want);
 
 	/* Back to back: no work outside the lock, two threads (a poller each time one waits). */
 	ll_default_config(&cfg);
-	CHECK(ll_own_init(&pause_lock, &cfg) == 0, "default config refused");
+	CHECK(ll_ll_init(&pause_lock, &cfg) == 0, "default config refused");
 	CHECK(atomic_load(&pause_lock.pause_off) == 0, "pause_off %u after init",
 	      atomic_load(&pause_lock.pause_off));
 	test_watchdog("ll-pause", 120);
@@ -1109,7 +1109,7 @@ static int test_ll_pause(void)
 
 /* Wait up to 10 s for an ll lock to show every bit of `bits` in `state` and at
  * least `pollers` pollers; 0 if it never did. */
-static int ll_wait_shows(ll_own_t *l, unsigned bits, unsigned pollers)
+static int ll_wait_shows(ll_ll_t *l, unsigned bits, unsigned pollers)
 {
 	struct timespec t0;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
@@ -1135,7 +1135,7 @@ static int ll_wait_shows(ll_own_t *l, unsigned bits, unsigned pollers)
  */
 enum { BOUND_HOGS = 3 };
 
-static ll_own_t bound_lock;
+static ll_ll_t bound_lock;
 static atomic_int bound_stop, bound_arrived;
 
 static int bound_cpu;
@@ -1155,21 +1155,21 @@ static void *bound_contender(void *p)
 	(void)p;
 	test_pin_to_cpu(bound_cpu);
 	atomic_store(&bound_arrived, 1);
-	ll_own_lock(&bound_lock);
-	ll_own_unlock(&bound_lock);
+	ll_ll_lock(&bound_lock);
+	ll_ll_unlock(&bound_lock);
 	return NULL;
 }
 
 static int test_ll_poll_bound(void)
 {
-	struct ll_own_config cfg;
+	struct ll_ll_config cfg;
 	ll_default_config(&cfg);
-	CHECK(ll_own_init(&bound_lock, &cfg) == 0, "default config refused");
+	CHECK(ll_ll_init(&bound_lock, &cfg) == 0, "default config refused");
 	bound_cpu = test_usable_cpu(0);
 	test_watchdog("ll-poll-bound", 120);
 	test_pin_to_cpu(bound_cpu);
 
-	ll_own_lock(&bound_lock);
+	ll_ll_lock(&bound_lock);
 	pthread_t hogs[BOUND_HOGS], contender;
 	for (int i = 0; i < BOUND_HOGS; i++)
 		CHECK(pthread_create(&hogs[i], NULL, bound_hog, NULL) == 0, "pthread_create");
@@ -1179,7 +1179,7 @@ static int test_ll_poll_bound(void)
 	/* The holder sleeps (it keeps the lock and gives the CPU away) until the heir appears. */
 	int heir = ll_wait_shows(&bound_lock, LL_LL_HEIR, 0);
 	double took = since_s(&t0);
-	ll_own_unlock(&bound_lock);
+	ll_ll_unlock(&bound_lock);
 	atomic_store(&bound_stop, 1);
 	pthread_join(contender, NULL);
 	for (int i = 0; i < BOUND_HOGS; i++)
@@ -1208,19 +1208,19 @@ static int test_ll_poll_bound(void)
  */
 enum { QUEUE_ROTATION_MS = 100, QUEUE_TRIES = 5 };
 
-static ll_own_t queue_lock;
+static ll_ll_t queue_lock;
 
 static void *queue_waiter(void *p)
 {
 	(void)p;
-	ll_own_lock(&queue_lock);
-	ll_own_unlock(&queue_lock);
+	ll_ll_lock(&queue_lock);
+	ll_ll_unlock(&queue_lock);
 	return NULL;
 }
 
 static int test_ll_poll_queue(void)
 {
-	struct ll_own_config cfg;
+	struct ll_ll_config cfg;
 	ll_default_config(&cfg);
 	cfg.pollers = 1;
 	cfg.rotation_ns = QUEUE_ROTATION_MS * 1000000LL;
@@ -1228,8 +1228,8 @@ static int test_ll_poll_queue(void)
 	test_watchdog("ll-poll-queue", 120);
 
 	for (int attempt = 1;; attempt++) {
-		CHECK(ll_own_init(&queue_lock, &cfg) == 0, "config refused");
-		ll_own_lock(&queue_lock);
+		CHECK(ll_ll_init(&queue_lock, &cfg) == 0, "config refused");
+		ll_ll_lock(&queue_lock);
 		pthread_t t[3];
 		struct timespec t0;
 		clock_gettime(CLOCK_MONOTONIC, &t0);
@@ -1246,7 +1246,7 @@ static int test_ll_poll_queue(void)
 			usleep(3 * QUEUE_ROTATION_MS * 1000);
 		int polling = atomic_load(&queue_lock.pollers) == 1;
 		double looked_at = since_s(&t0);
-		ll_own_unlock(&queue_lock);
+		ll_ll_unlock(&queue_lock);
 		for (int i = 0; i < 3; i++)
 			pthread_join(t[i], NULL);
 		if (slow && attempt < QUEUE_TRIES)

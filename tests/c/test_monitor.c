@@ -28,7 +28,7 @@
 #include <unistd.h>
 
 #include "harness.h"
-#include "locks.h"
+#include "bench/locks.h"
 #include "test_monitor.h"
 
 enum { TEST_SKIPPED = 77 };

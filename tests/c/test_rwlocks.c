@@ -36,9 +36,9 @@
 
 #include "harness.h"
 #include "locklab/locklab.h"
-#include "locklab/rw_bravo.h"
-#include "locklab/rw_innodb56.h"
-#include "locklab/rw_own.h"
+#include "locklab/rwlocks/bravo.h"
+#include "locklab/rwlocks/innodb56.h"
+#include "locklab/rwlocks/ll.h"
 
 static const char *algo;
 
@@ -745,7 +745,7 @@ static int test_config(void)
 	/* rwlocks.def's names are the ops tables'; states fit a line; defaults in range. */
 	static const char *const registered[] = {
 #define LL_RWLOCK(id, name) name,
-#include "../../src/lib/rwlocks/rwlocks.def"
+#include "rwlocks/rwlocks.def"
 #undef LL_RWLOCK
 	};
 	CHECK(LL_COUNT(registered) == ll_rwlock_algo_count(), "%zu registered, %zu in the table",
@@ -762,8 +762,8 @@ static int test_config(void)
 			      ops->name, ops->knobs[k].name);
 		CHECK(ll_rwlock_algo_find(ops->name, NULL) == ops, "%s not found by name", ops->name);
 	}
-	CHECK(ll_rwlock_algo_find("ll", NULL)->state_size == sizeof(ll_rw_own_t) &&
-	      sizeof(ll_rw_own_t) == 40, "ll_rw_own_t is %zu bytes, drawn as 40", sizeof(ll_rw_own_t));
+	CHECK(ll_rwlock_algo_find("ll", NULL)->state_size == sizeof(ll_rw_ll_t) &&
+	      sizeof(ll_rw_ll_t) == 40, "ll_rw_ll_t is %zu bytes, drawn as 40", sizeof(ll_rw_ll_t));
 	printf("config: ok\n");
 	return 0;
 }
@@ -1143,14 +1143,14 @@ static int test_innodb56(void)
 /* Until the ll lock `shared`'s word has `bit` set (a writer's phase), at most 10 s. */
 static void wait_ll_bit(unsigned bit, const char *what)
 {
-	const ll_rw_own_t *l = (const ll_rw_own_t *)(const void *)shared.state;
+	const ll_rw_ll_t *l = (const ll_rw_ll_t *)(const void *)shared.state;
 	for (int i = 0; i < 10000 && !(atomic_load(&l->word) & bit); i++)
 		sleep_ms(1);
 	CHECK(atomic_load(&l->word) & bit, "the writer never reached %s", what);
 }
 
 /*
- * rw_own.h's bound: a writer blocks readers (P) only once the fast readers
+ * rwlocks/ll.h's bound: a writer blocks readers (P) only once the fast readers
  * have left; while it waits for them, slow readers still enter, and the
  * writer then waits for those, and for nothing that comes after P.
  */
@@ -1163,12 +1163,12 @@ static int test_ll(void)
 	while (atomic_load(&readers_in) < 1)
 		sleep_ms(1);
 	pthread_create(&writer, NULL, revoking_writer, NULL);
-	wait_ll_bit(LL_RW_OWN_R, "its revocation");
+	wait_ll_bit(LL_RW_LL_R, "its revocation");
 	CHECK(ll_rwlock_tryrdlock(&shared) == 0,
 	      "a reader was refused while the writer still waited for a fast reader");
 	atomic_fetch_add(&readers_in, 1);
 	atomic_store(&readers_go, 1);          /* the fast reader leaves */
-	wait_ll_bit(LL_RW_OWN_P, "P");
+	wait_ll_bit(LL_RW_LL_P, "P");
 	sleep_ms(20);
 	CHECK(!atomic_load(&writer_done), "the writer entered beside a slow reader");
 	CHECK(in_other_thread(0) == EBUSY, "a reader entered past the writer's P");
@@ -1234,7 +1234,7 @@ static void *cpu_timed_reader(void *p)
 }
 
 /* With the write lock held: a reader blocks on it, counts itself in rwaiting, and is let in. */
-static void block_one_reader(const ll_rw_own_t *l)
+static void block_one_reader(const ll_rw_ll_t *l)
 {
 	pthread_t reader;
 	pthread_create(&reader, NULL, cpu_timed_reader, NULL);
@@ -1257,14 +1257,14 @@ static int test_ll_poll(void)
 	algo = "ll";
 	init_rw(&shared, "spin_ns=100000000");
 	init_rw(&idle_lock, NULL);
-	const ll_rw_own_t *l = (const ll_rw_own_t *)(const void *)shared.state;
-	CHECK(atomic_load(&l->word) & LL_RW_OWN_B, "a new lock has the bias on");
+	const ll_rw_ll_t *l = (const ll_rw_ll_t *)(const void *)shared.state;
+	CHECK(atomic_load(&l->word) & LL_RW_LL_B, "a new lock has the bias on");
 	CHECK(ll_rwlock_wrlock(&shared) == 0 && atomic_load(&l->revoked) == 1,
 	      "a writer that revoked the bias did not say so");
 	CHECK(ll_rwlock_unlock(&shared) == 0, "unlock");
 	/* No reader since: the bias stays off and the next writer takes the fast path. */
 	CHECK(ll_rwlock_wrlock(&shared) == 0 && atomic_load(&l->revoked) == 0 &&
-	      !(atomic_load(&l->word) & LL_RW_OWN_B), "a writer that found the bias off");
+	      !(atomic_load(&l->word) & LL_RW_LL_B), "a writer that found the bias off");
 	block_one_reader(l);
 	long cpu = atomic_load(&poll_reader_cpu_ns);
 	CHECK(cpu >= 0 && cpu < 50000000L, "the reader spent %.1f ms of CPU behind a writer that "
@@ -1327,8 +1327,8 @@ static void *crowd_reader(void *p)
 /* Readers counted in an ll lock's word: its slow holds. */
 static unsigned slow_readers(ll_rwlock_t *rw)
 {
-	const ll_rw_own_t *l = (const ll_rw_own_t *)(const void *)rw->state;
-	return atomic_load(&l->word) & LL_RW_OWN_READERS;
+	const ll_rw_ll_t *l = (const ll_rw_ll_t *)(const void *)rw->state;
+	return atomic_load(&l->word) & LL_RW_LL_READERS;
 }
 
 static void *migrating_reader(void *p)

@@ -20,7 +20,7 @@
 #endif
 
 #include "locklab/locklab.h"
-#include "../moncost.h"
+#include "bench/moncost.h"
 
 uint64_t MONCOST_PAIRS(ll_mutex_t *m, uint64_t pairs, int empty, struct moncost_slot *s)
 {

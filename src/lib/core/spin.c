@@ -5,7 +5,7 @@
 #include <pthread.h>
 #include <stdint.h>
 
-#include "locklab/spin.h"
+#include "locklab/bits/spin.h"
 
 const char *const ll_spin_policy_names[] = { "pause", "none", "tas", "yield", NULL };
 

@@ -69,7 +69,7 @@
 
 #include "core/cpus.h"
 #include "gate/gate_impl.h"
-#include "locklab/spin.h"
+#include "locklab/bits/spin.h"
 
 #define SHARDS 16
 #define TRACE_LEN 4096

@@ -53,7 +53,7 @@
 #include "core/cpus.h"
 #include "core/futex_sys.h"
 #include "gate/gate_impl.h"
-#include "locklab/spin.h"
+#include "locklab/bits/spin.h"
 
 #define ONE_QUEUED ((uint64_t)1 << 32)
 

@@ -1,5 +1,5 @@
 /*
- * rw_bravo.h: BRAVO (Dice and Kogan, "BRAVO: Biased Locking for Reader-Writer
+ * rwlocks/bravo.h: BRAVO (Dice and Kogan, "BRAVO: Biased Locking for Reader-Writer
  * Locks", USENIX ATC 2019) over an underlying rwlock of the library, chosen
  * by the knob `under` (default pthread; any registered rwlock but bravo).
  *
@@ -48,7 +48,7 @@
 #ifndef LOCKLAB_RW_BRAVO_H
 #define LOCKLAB_RW_BRAVO_H
 
-#include "locklab/api.h"
+#include "locklab/bits/api.h"
 
 #include <stdatomic.h>
 #include <stdint.h>

@@ -1,5 +1,5 @@
 /*
- * rw_partitioned.h: MySQL's fix for its LOCK_grant rwlock, as an rwlock of
+ * rwlocks/partitioned.h: MySQL's fix for its LOCK_grant rwlock, as an rwlock of
  * the library: n glibc rwlocks, each on its own cache line; a reader takes
  * the one its thread maps to, a writer takes them all, in order.
  *
@@ -22,18 +22,18 @@
  *            caller's partition
  *
  * Readers of different partitions share no line; a writer pays n locks.
- * prefer: each partition's glibc kind (locklab/rw_pthread.h).
+ * prefer: each partition's glibc kind (locklab/rwlocks/pthread.h).
  */
 #ifndef LOCKLAB_RW_PARTITIONED_H
 #define LOCKLAB_RW_PARTITIONED_H
 
-#include "locklab/api.h"
+#include "locklab/bits/api.h"
 
 #include <stdatomic.h>
 #include <stdint.h>
 #include <time.h>
 
-#include "locklab/rw_pthread.h"
+#include "locklab/rwlocks/pthread.h"
 
 struct ll_rw_part;   /* one partition: an ll_rw_pthread_t on its own line */
 

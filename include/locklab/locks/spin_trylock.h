@@ -1,5 +1,5 @@
 /*
- * spin_trylock.h: innotsim's own mutex: busy-wait with trylock on a pthread
+ * locks/spin_trylock.h: innotsim's own mutex: busy-wait with trylock on a pthread
  * mutex, then block in pthread_mutex_lock.
  *
  *   m          glibc mutex (its word: 0 free, 1 held, 2 held+sleepers)
@@ -16,7 +16,7 @@
 #ifndef LOCKLAB_SPIN_TRYLOCK_H
 #define LOCKLAB_SPIN_TRYLOCK_H
 
-#include "locklab/api.h"
+#include "locklab/bits/api.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -24,7 +24,7 @@
 #include <stdint.h>
 #include <time.h>
 
-#include "locklab/spin.h"
+#include "locklab/bits/spin.h"
 
 enum ll_spinner_limit { LL_SPINNER_LIMIT_NONE, LL_SPINNER_LIMIT_GLOBAL, LL_SPINNER_LIMIT_MUTEX };
 

@@ -1,5 +1,5 @@
 /*
- * mcs.h: MCS queue spinlock (Mellor-Crummey & Scott 1991).
+ * locks/mcs.h: MCS queue spinlock (Mellor-Crummey & Scott 1991).
  *
  *   tail    last queue node, NULL when FREE (XCHG to enqueue)
  *   holder  the holder's node (written by the holder after acquiring,
@@ -21,14 +21,14 @@
 #ifndef LOCKLAB_MCS_H
 #define LOCKLAB_MCS_H
 
-#include "locklab/api.h"
+#include "locklab/bits/api.h"
 
 #include <stdalign.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <time.h>
 
-#include "locklab/spin.h"
+#include "locklab/bits/spin.h"
 
 struct ll_mcs_node {
 	alignas(64) _Atomic(struct ll_mcs_node *) next;

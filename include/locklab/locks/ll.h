@@ -1,7 +1,7 @@
 /*
- * ll.h: the project's own mutex, `ll`, the default lock.  Its C names are
- * ll_own_* (ll_own_t, ll_own_lock, struct ll_own_config): ll_ is the
- * project's prefix, `own` the algorithm's (src/lib/locks/algorithms.def).
+ * locks/ll.h: the project's own mutex, `ll`, the default lock.  Its C names
+ * follow every algorithm's ll_<algo>_*: ll_ll_t, ll_ll_lock, struct
+ * ll_ll_config.
  *
  * Built from the sweep's lessons: on a shared lock the fastest thing is one
  * thread running a burst of critical sections with the line in its cache;
@@ -24,7 +24,7 @@
  *   slab).  Besides the word, configuration written once at init, the
  *   pollers' count, and the holder's turn: plain fields written only by the
  *   thread holding the lock (handoff_cost is atomic: heirs read it).
- *   Durations are 32-bit: the knobs stop at LL_OWN_MAX_NS (4 s).
+ *   Durations are 32-bit: the knobs stop at LL_LL_MAX_NS (4 s).
  *
  *     off size
  *      0  4   locked
@@ -82,7 +82,7 @@
 #ifndef LOCKLAB_LL_H
 #define LOCKLAB_LL_H
 
-#include "locklab/api.h"
+#include "locklab/bits/api.h"
 
 #include <errno.h>
 #include <stdatomic.h>
@@ -90,7 +90,7 @@
 #include <stdint.h>
 #include <time.h>
 
-#include "locklab/spin.h"
+#include "locklab/bits/spin.h"
 
 enum {
 	LL_LL_FREE = 0, LL_LL_HELD = 1, LL_LL_GRANTED = 2,   /* + the heir's parity */
@@ -99,9 +99,9 @@ enum {
 };
 
 /* The longest duration a knob may give (the fields are 32-bit): 4 s. */
-#define LL_OWN_MAX_NS 4000000000LL
+#define LL_LL_MAX_NS 4000000000LL
 /* The longest paused polling a knob may give (the budget counts looks in 16 bits). */
-#define LL_OWN_MAX_PAUSE_NS 100000LL
+#define LL_LL_MAX_PAUSE_NS 100000LL
 
 /* Laid out as drawn above: the offsets are part of the drawing. */
 typedef struct {
@@ -123,16 +123,16 @@ typedef struct {
 	atomic_ushort pause_looks; /* pollers': paused looks that pay off on this lock (adapted) */
 	uint16_t max_pause_looks;  /* the most paused looks a poll may take (from pause_ns) */
 	atomic_uint pause_off;     /* pollers': no paused looks until this time (ns >> 10, mod 2^32) */
-} ll_own_t;
+} ll_ll_t;
 
-_Static_assert(sizeof(ll_own_t) <= 64, "ll_own_t must fit one cache line (the swapper's slot)");
-_Static_assert(offsetof(ll_own_t, pollers) == 14 && offsetof(ll_own_t, grant_ts) == 24 &&
-	       offsetof(ll_own_t, handoff_cost) == 48 && offsetof(ll_own_t, spin) == 54 &&
-	       offsetof(ll_own_t, pause_looks) == 56 && offsetof(ll_own_t, max_pause_looks) == 58 &&
-	       offsetof(ll_own_t, pause_off) == 60 && sizeof(ll_own_t) == 64,
-	       "ll_own_t differs from the drawing in ll.h");
+_Static_assert(sizeof(ll_ll_t) <= 64, "ll_ll_t must fit one cache line (the swapper's slot)");
+_Static_assert(offsetof(ll_ll_t, pollers) == 14 && offsetof(ll_ll_t, grant_ts) == 24 &&
+	       offsetof(ll_ll_t, handoff_cost) == 48 && offsetof(ll_ll_t, spin) == 54 &&
+	       offsetof(ll_ll_t, pause_looks) == 56 && offsetof(ll_ll_t, max_pause_looks) == 58 &&
+	       offsetof(ll_ll_t, pause_off) == 60 && sizeof(ll_ll_t) == 64,
+	       "ll_ll_t differs from the drawing in ll.h");
 
-struct ll_own_config {
+struct ll_ll_config {
 	int64_t spin_ns;
 	int64_t handoff_ns;
 	int64_t rotation_ns;
@@ -144,36 +144,36 @@ struct ll_own_config {
 };
 
 /* 1 when unlock must fence (no membarrier on this kernel); set once at first init. */
-extern LL_API int ll_own_unlock_fences;
+extern LL_API int ll_ll_unlock_fences;
 
-LL_API int ll_own_init(ll_own_t *l, const struct ll_own_config *cfg);
-LL_API int ll_own_lock_slow(ll_own_t *l, const struct timespec *abs_mono);
-LL_API void ll_own_unlock_slow(ll_own_t *l);
-LL_API void ll_own_unlock_heir(ll_own_t *l);
-static inline void ll_own_destroy(ll_own_t *l) { (void)l; }
+LL_API int ll_ll_init(ll_ll_t *l, const struct ll_ll_config *cfg);
+LL_API int ll_ll_lock_slow(ll_ll_t *l, const struct timespec *abs_mono);
+LL_API void ll_ll_unlock_slow(ll_ll_t *l);
+LL_API void ll_ll_unlock_heir(ll_ll_t *l);
+static inline void ll_ll_destroy(ll_ll_t *l) { (void)l; }
 
 /* CAS FREE -> HELD: 1 when taken. */
-static inline int ll_own_cas_free(ll_own_t *l)
+static inline int ll_ll_cas_free(ll_ll_t *l)
 {
 	unsigned expect = LL_LL_FREE;
 	return atomic_compare_exchange_strong_explicit(&l->locked, &expect, LL_LL_HELD,
 						       memory_order_acquire, memory_order_relaxed);
 }
 
-static inline int ll_own_trylock(ll_own_t *l)
+static inline int ll_ll_trylock(ll_ll_t *l)
 {
-	return ll_own_cas_free(l) ? 0 : EBUSY;
+	return ll_ll_cas_free(l) ? 0 : EBUSY;
 }
 
-static inline void ll_own_lock(ll_own_t *l)
+static inline void ll_ll_lock(ll_ll_t *l)
 {
-	if (!ll_own_cas_free(l))
-		ll_own_lock_slow(l, NULL);
+	if (!ll_ll_cas_free(l))
+		ll_ll_lock_slow(l, NULL);
 }
 
-static inline int ll_own_timedlock(ll_own_t *l, const struct timespec *abs_mono)
+static inline int ll_ll_timedlock(ll_ll_t *l, const struct timespec *abs_mono)
 {
-	return ll_own_cas_free(l) ? 0 : ll_own_lock_slow(l, abs_mono);
+	return ll_ll_cas_free(l) ? 0 : ll_ll_lock_slow(l, abs_mono);
 }
 
 /*
@@ -183,14 +183,14 @@ static inline int ll_own_timedlock(ll_own_t *l, const struct timespec *abs_mono)
  * `state` does the same job (all RMWs of `state` are totally ordered and the
  * heir's SLEEPING is one of them).
  */
-static inline void ll_own_store_load_barrier(ll_own_t *l, int always)
+static inline void ll_ll_store_load_barrier(ll_ll_t *l, int always)
 {
 #if defined(__SANITIZE_THREAD__)
 	(void)always;
 	(void)atomic_fetch_add_explicit(&l->state, 0, memory_order_acq_rel);
 #else
 	(void)l;
-	if (always || ll_own_unlock_fences)
+	if (always || ll_ll_unlock_fences)
 		atomic_thread_fence(memory_order_seq_cst);
 	else
 		atomic_signal_fence(memory_order_seq_cst);
@@ -198,16 +198,16 @@ static inline void ll_own_store_load_barrier(ll_own_t *l, int always)
 }
 
 /* Release, then wake a sleeping heir. */
-static inline void ll_own_release(ll_own_t *l)
+static inline void ll_ll_release(ll_ll_t *l)
 {
 	atomic_store_explicit(&l->locked, LL_LL_FREE, memory_order_release);
 	/* Store then load: a sleeping heir's membarrier orders the pair (see above). */
-	ll_own_store_load_barrier(l, 0);
+	ll_ll_store_load_barrier(l, 0);
 	if (atomic_load_explicit(&l->state, memory_order_relaxed) & LL_LL_SLEEPING)
-		ll_own_unlock_slow(l);
+		ll_ll_unlock_slow(l);
 }
 
-static inline void ll_own_unlock(ll_own_t *l)
+static inline void ll_ll_unlock(ll_ll_t *l)
 {
 	/*
 	 * Loaded before the release: with a heir waiting, every 8th unlock
@@ -219,9 +219,9 @@ static inline void ll_own_unlock(ll_own_t *l)
 	unsigned char u = (unsigned char)(atomic_load_explicit(&l->unlocks, memory_order_relaxed) + 1);
 	atomic_store_explicit(&l->unlocks, u, memory_order_relaxed);
 	if ((s & LL_LL_HEIR) && (u & 7) == 0)
-		ll_own_unlock_heir(l);
+		ll_ll_unlock_heir(l);
 	else
-		ll_own_release(l);
+		ll_ll_release(l);
 }
 
 #endif

@@ -1,5 +1,5 @@
 /*
- * pthread.h: glibc's mutex as an algorithm of the library.
+ * locks/pthread.h: glibc's mutex as an algorithm of the library.
  *
  *   ll_pthread_t   PTHREAD_MUTEX_NORMAL: one futex word, 0 free / 1 held /
  *                  2 held with waiters; barging; no spinning.
@@ -10,13 +10,13 @@
 #ifndef LOCKLAB_PTHREAD_H
 #define LOCKLAB_PTHREAD_H
 
-#include "locklab/api.h"
+#include "locklab/bits/api.h"
 
 #include <errno.h>
 #include <pthread.h>
 #include <stdint.h>
 
-#include "locklab/spin.h"
+#include "locklab/bits/spin.h"
 
 typedef struct {
 	pthread_mutex_t m;

@@ -1,5 +1,6 @@
+/* Support header: users include locklab/locklab.h and the other entry headers, not bits/. */
 /*
- * spin.h: how a spinning thread waits, and what that wait costs here.
+ * bits/spin.h: how a spinning thread waits, and what that wait costs here.
  *
  * Every spinning algorithm takes the spin-wait instruction as a policy:
  *   pause  the x86 PAUSE hint (yield on arm64): frees the pipeline for the
@@ -20,14 +21,14 @@
 #ifndef LOCKLAB_SPIN_H
 #define LOCKLAB_SPIN_H
 
-#include "locklab/api.h"
+#include "locklab/bits/api.h"
 
 #include <sched.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <time.h>
 
-#include "locklab/monitor_hooks.h"
+#include "locklab/bits/monitor_hooks.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -1,5 +1,6 @@
+/* Support header: users include locklab/locklab.h and the other entry headers, not bits/. */
 /*
- * monitor_hooks.h: the build-time switch of the lock monitor, and the two
+ * bits/monitor_hooks.h: the build-time switch of the lock monitor, and the two
  * counters the library's wait helpers feed (locklab/monitor.h has the API).
  *
  *   LL_MONITOR  1 (default): ll_mutex_lock() and friends test one bit of
@@ -20,7 +21,7 @@
 #ifndef LOCKLAB_MONITOR_HOOKS_H
 #define LOCKLAB_MONITOR_HOOKS_H
 
-#include "locklab/api.h"
+#include "locklab/bits/api.h"
 
 #include <stdint.h>
 

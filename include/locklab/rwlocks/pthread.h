@@ -1,5 +1,5 @@
 /*
- * rw_pthread.h: glibc's pthread_rwlock_t as an rwlock of the library.
+ * rwlocks/pthread.h: glibc's pthread_rwlock_t as an rwlock of the library.
  *
  * Lock word (glibc 2.25+, __readers, 32 bits; 56 bytes in all):
  *
@@ -25,7 +25,7 @@
 #ifndef LOCKLAB_RW_PTHREAD_H
 #define LOCKLAB_RW_PTHREAD_H
 
-#include "locklab/api.h"
+#include "locklab/bits/api.h"
 
 #include <errno.h>
 #include <pthread.h>

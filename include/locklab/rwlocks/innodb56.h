@@ -1,9 +1,9 @@
 /*
- * rw_innodb56.h: InnoDB 5.6's rw_lock_t (sync0rw), modelled step by step as
+ * rwlocks/innodb56.h: InnoDB 5.6's rw_lock_t (sync0rw), modelled step by step as
  * innodb56 models its mutex, with the mutex's events and sync arrays.
  *
  * Per lock, 40 bytes; its two events are of the table shared by every
- * InnoDB lock of the process (locklab/innodb56.h), keyed by the addresses of
+ * InnoDB lock of the process (locklab/locks/innodb56.h), keyed by the addresses of
  * lock_word (`event`) and of waiters (`wait_ex_event`):
  *
  *   +-----------+---------+---------------+--------------------+---------+
@@ -63,13 +63,13 @@
 #ifndef LOCKLAB_RW_INNODB56_H
 #define LOCKLAB_RW_INNODB56_H
 
-#include "locklab/api.h"
+#include "locklab/bits/api.h"
 
 #include <stdatomic.h>
 #include <stdint.h>
 #include <time.h>
 
-#include "locklab/innodb56.h"
+#include "locklab/locks/innodb56.h"
 
 #define LL_RW_INNODB56_X_LOCK_DECR 0x00100000
 

@@ -1,6 +1,6 @@
 /*
- * own.c: the project's own rwlock (word, records and bounds drawn in
- * locklab/rw_own.h): a per-CPU table of visible readers shared by every lock, a
+ * ll.c: the project's own rwlock (word, records and bounds drawn in
+ * locklab/rwlocks/ll.h): a per-CPU table of visible readers shared by every lock, a
  * writer-first futex rwlock underneath, BRAVO's bias revocation between them.
  */
 #include <errno.h>
@@ -20,26 +20,26 @@
 #include "core/cpus.h"
 #include "core/futex_sys.h"
 #include "core/mem.h"
-#include "locklab/rw_own.h"
-#include "locklab/spin.h"
+#include "locklab/rwlocks/ll.h"
+#include "locklab/bits/spin.h"
 #include "rwlocks/rwalgo.h"
 
-_Static_assert(sizeof(ll_rw_own_t) == 40, "ll_rw_own_t is drawn as 40 bytes in rw_own.h");
+_Static_assert(sizeof(ll_rw_ll_t) == 40, "ll_rw_ll_t is drawn as 40 bytes in rwlocks/ll.h");
 
-#define P LL_RW_OWN_P
-#define G LL_RW_OWN_G
-#define B LL_RW_OWN_B
-#define R LL_RW_OWN_R
-#define W LL_RW_OWN_W
-#define S LL_RW_OWN_S
-#define READERS LL_RW_OWN_READERS
+#define P LL_RW_LL_P
+#define G LL_RW_LL_G
+#define B LL_RW_LL_B
+#define R LL_RW_LL_R
+#define W LL_RW_LL_W
+#define S LL_RW_LL_S
+#define READERS LL_RW_LL_READERS
 
 #define SLOTS 8
 #define ALL_SLOTS ((1u << SLOTS) - 1)
 /* A slow hold, recorded in a slot for recursion. */
 #define SLOW_TAG ((uintptr_t)1)
 /* A revoking writer sleeps at most this long between looks at a slot (a fast
- * unlock's wake can pass its release store, rw_own.h). */
+ * unlock's wake can pass its release store, rwlocks/ll.h). */
 #define REVOKE_TICK_NS 100000u
 /* A slow reader reads the clock for the bias once in this many reads of its thread. */
 #define BIAS_LOOK_EVERY 64u
@@ -260,10 +260,10 @@ static inline struct rec *self_get(void)
 	return __builtin_expect(r != NULL, 1) ? r : self_register();
 }
 
-int ll_rw_own_init(ll_rw_own_t *l, const struct ll_rw_own_config *cfg)
+int ll_rw_ll_init(ll_rw_ll_t *l, const struct ll_rw_ll_config *cfg)
 {
-	struct ll_rw_own_config def;
-	cfg = LL_RW_CONFIG_OR_DEFAULTS(own, cfg, def);
+	struct ll_rw_ll_config def;
+	cfg = LL_RW_CONFIG_OR_DEFAULTS(ll, cfg, def);
 	if (cfg->bias < 0 || cfg->bias > 1 || cfg->inhibit < 0 || cfg->inhibit > UINT16_MAX ||
 	    cfg->spin_ns < 0 || cfg->spin_ns > 100000000)
 		return EINVAL;
@@ -284,21 +284,21 @@ int ll_rw_own_init(ll_rw_own_t *l, const struct ll_rw_own_config *cfg)
 
 /* ---- readers ---- */
 
-static void wake_writer(ll_rw_own_t *l)
+static void wake_writer(ll_rw_ll_t *l)
 {
 	atomic_fetch_add(&l->wseq, 1);
 	ll_sys_futex_wake(&l->wseq, 1);
 }
 
 /* A reader counted in rwaiting has entered or given up. */
-static void leave_waiting(ll_rw_own_t *l)
+static void leave_waiting(ll_rw_ll_t *l)
 {
 	if (atomic_fetch_sub(&l->rwaiting, 1) == 1 && (atomic_load(&l->word) & G))
 		wake_writer(l);
 }
 
 /* A slow reader leaves. */
-static int rd_release(ll_rw_own_t *l)
+static int rd_release(ll_rw_ll_t *l)
 {
 	unsigned v = atomic_fetch_sub_explicit(&l->word, 1, memory_order_release);
 	if ((v & READERS) == 1 && (v & P))
@@ -307,7 +307,7 @@ static int rd_release(ll_rw_own_t *l)
 }
 
 /* A fast reader leaves its table slot (or a fast attempt backs out of it). */
-static inline void fast_release(ll_rw_own_t *l, unsigned at)
+static inline void fast_release(ll_rw_ll_t *l, unsigned at)
 {
 	atomic_store_explicit(table_slot(at), 0, memory_order_release);
 	if (__builtin_expect(atomic_load_explicit(&l->revoker, memory_order_relaxed) != 0, 0))
@@ -318,7 +318,7 @@ static inline void fast_release(ll_rw_own_t *l, unsigned at)
  * Enter through the word: 0, EBUSY (try), ETIMEDOUT, EAGAIN (reader count
  * full), EINVAL; *waited: 1 if a writer held us up.
  */
-static int rd_slow(ll_rw_own_t *l, const struct timespec *dl, int try, int *waited)
+static int rd_slow(ll_rw_ll_t *l, const struct timespec *dl, int try, int *waited)
 {
 	int waiting = 0, yielded = 0, rc = 0;
 	uint32_t spun = 0;
@@ -400,7 +400,7 @@ static int rd_slow(ll_rw_own_t *l, const struct timespec *dl, int try, int *wait
  * readers (P, G).  The writer sets P by a CAS that sees B: B set before
  * that is revoked first, and none is set after.
  */
-static void bias_maybe_on(ll_rw_own_t *l, struct rec *r, int waited)
+static void bias_maybe_on(ll_rw_ll_t *l, struct rec *r, int waited)
 {
 	if (!l->bias_on || (r && (++r->slow_reads % BIAS_LOOK_EVERY) != 0 && !waited))
 		return;
@@ -414,7 +414,7 @@ static void bias_maybe_on(ll_rw_own_t *l, struct rec *r, int waited)
 }
 
 /* A read through the word, recorded in slot free_i (-1: none free) of r (NULL: none). */
-static __attribute__((noinline)) int rd_word(ll_rw_own_t *l, const struct timespec *dl, int try,
+static __attribute__((noinline)) int rd_word(ll_rw_ll_t *l, const struct timespec *dl, int try,
 					     struct rec *r, int free_i)
 {
 	int waited;
@@ -431,7 +431,7 @@ static __attribute__((noinline)) int rd_word(ll_rw_own_t *l, const struct timesp
 }
 
 /* A read past the fastest case: recursion, a slot elsewhere in the table, the word. */
-static __attribute__((noinline)) int rd_general(ll_rw_own_t *l, const struct timespec *dl,
+static __attribute__((noinline)) int rd_general(ll_rw_ll_t *l, const struct timespec *dl,
 						int try)
 {
 	const uintptr_t me = (uintptr_t)l;
@@ -480,7 +480,7 @@ static __attribute__((noinline)) int rd_general(ll_rw_own_t *l, const struct tim
  * no other lock, the bias on, and the slot it took last free and of its CPU's
  * line.  Anything else goes to rd_general.
  */
-static inline __attribute__((always_inline)) int rd(ll_rw_own_t *l, const struct timespec *dl,
+static inline __attribute__((always_inline)) int rd(ll_rw_ll_t *l, const struct timespec *dl,
 						  int try)
 {
 	const uintptr_t me = (uintptr_t)l;
@@ -503,17 +503,17 @@ static inline __attribute__((always_inline)) int rd(ll_rw_own_t *l, const struct
 	return rd_general(l, dl, try);
 }
 
-int ll_rw_own_rdlock(ll_rw_own_t *l)
+int ll_rw_ll_rdlock(ll_rw_ll_t *l)
 {
 	return rd(l, NULL, 0);
 }
 
-int ll_rw_own_tryrdlock(ll_rw_own_t *l)
+int ll_rw_ll_tryrdlock(ll_rw_ll_t *l)
 {
 	return rd(l, NULL, 1);
 }
 
-int ll_rw_own_timedrdlock(ll_rw_own_t *l, const struct timespec *abs_mono)
+int ll_rw_ll_timedrdlock(ll_rw_ll_t *l, const struct timespec *abs_mono)
 {
 	return rd(l, abs_mono, 0);
 }
@@ -521,7 +521,7 @@ int ll_rw_own_timedrdlock(ll_rw_own_t *l, const struct timespec *abs_mono)
 /* ---- writers ---- */
 
 /* Set bits `on`, clear bits `off` of the word in one RMW; the old word. */
-static unsigned word_swap(ll_rw_own_t *l, unsigned on, unsigned off)
+static unsigned word_swap(ll_rw_ll_t *l, unsigned on, unsigned off)
 {
 	unsigned v = atomic_load_explicit(&l->word, memory_order_relaxed);
 	while (!atomic_compare_exchange_weak(&l->word, &v, (v | on) & ~off))
@@ -530,7 +530,7 @@ static unsigned word_swap(ll_rw_own_t *l, unsigned on, unsigned off)
 }
 
 /* Give W up (with P, and S, which the next owner sets again if it slept). */
-static void release_w(ll_rw_own_t *l)
+static void release_w(ll_rw_ll_t *l)
 {
 	unsigned v = atomic_fetch_and(&l->word, ~(W | S | P));
 	if (v & S) {
@@ -544,7 +544,7 @@ static void release_w(ll_rw_own_t *l)
 }
 
 /* Take W: 0, EBUSY (try), ETIMEDOUT or EINVAL. */
-static int take_w(ll_rw_own_t *l, const struct timespec *dl, int try)
+static int take_w(ll_rw_ll_t *l, const struct timespec *dl, int try)
 {
 	unsigned v = atomic_load_explicit(&l->word, memory_order_relaxed);
 	while (!(v & W))
@@ -576,20 +576,20 @@ static int take_w(ll_rw_own_t *l, const struct timespec *dl, int try)
 	}
 }
 
-typedef int (*wr_cond)(ll_rw_own_t *l);
+typedef int (*wr_cond)(ll_rw_ll_t *l);
 
-static int no_waiting_readers(ll_rw_own_t *l)
+static int no_waiting_readers(ll_rw_ll_t *l)
 {
 	return atomic_load(&l->rwaiting) == 0;
 }
 
-static int no_slow_readers(ll_rw_own_t *l)
+static int no_slow_readers(ll_rw_ll_t *l)
 {
 	return (atomic_load_explicit(&l->word, memory_order_acquire) & READERS) == 0;
 }
 
 /* The W owner waits on wseq until cond: 0, ETIMEDOUT or EINVAL. */
-static int writer_wait(ll_rw_own_t *l, wr_cond cond, const struct timespec *dl)
+static int writer_wait(ll_rw_ll_t *l, wr_cond cond, const struct timespec *dl)
 {
 	for (uint32_t i = 0; i < l->spin_iters; i++) {
 		if (cond(l))
@@ -609,7 +609,7 @@ static int writer_wait(ll_rw_own_t *l, wr_cond cond, const struct timespec *dl)
 }
 
 /* Until the fast reader in slot has left: 0, or ETIMEDOUT. */
-static int wait_fast_reader(ll_rw_own_t *l, _Atomic uintptr_t *slot, const struct timespec *dl)
+static int wait_fast_reader(ll_rw_ll_t *l, _Atomic uintptr_t *slot, const struct timespec *dl)
 {
 	const uintptr_t me = (uintptr_t)l;
 	for (uint32_t i = 0; i < l->spin_iters; i++) {
@@ -648,7 +648,7 @@ static int wait_fast_reader(ll_rw_own_t *l, _Atomic uintptr_t *slot, const struc
  * waits for those; counted, a reader preempted inside its section would keep
  * every reader off the fast path for inhibit x a time slice).
  */
-static int revoke_bias(ll_rw_own_t *l, const struct timespec *dl, int try)
+static int revoke_bias(ll_rw_ll_t *l, const struct timespec *dl, int try)
 {
 	const uintptr_t me = (uintptr_t)l;
 	uint64_t t0 = ll_now_ns(), waited = 0;
@@ -677,7 +677,7 @@ static int revoke_bias(ll_rw_own_t *l, const struct timespec *dl, int try)
 }
 
 /* 1 if the calling thread holds a read lock of l that its slots know of. */
-static int reads_it(ll_rw_own_t *l)
+static int reads_it(ll_rw_ll_t *l)
 {
 	struct rec *r = self;
 	for (uint32_t u = r ? r->used : 0; u; u &= u - 1)
@@ -686,7 +686,7 @@ static int reads_it(ll_rw_own_t *l)
 	return 0;
 }
 
-static int wr(ll_rw_own_t *l, const struct timespec *dl, int try)
+static int wr(ll_rw_ll_t *l, const struct timespec *dl, int try)
 {
 	if (reads_it(l))
 		return EDEADLK;
@@ -701,7 +701,7 @@ static int wr(ll_rw_own_t *l, const struct timespec *dl, int try)
 	if (rc)
 		return rc;
 	if (!try && atomic_load(&l->rwaiting)) {
-		/* The readers the last writer blocked go first (rw_own.h: bounds). */
+		/* The readers the last writer blocked go first (rwlocks/ll.h: bounds). */
 		atomic_fetch_or(&l->word, G);
 		rc = writer_wait(l, no_waiting_readers, dl);
 		atomic_fetch_and(&l->word, ~G);
@@ -745,22 +745,22 @@ give_up:
 	return rc;
 }
 
-int ll_rw_own_wrlock(ll_rw_own_t *l)
+int ll_rw_ll_wrlock(ll_rw_ll_t *l)
 {
 	return wr(l, NULL, 0);
 }
 
-int ll_rw_own_trywrlock(ll_rw_own_t *l)
+int ll_rw_ll_trywrlock(ll_rw_ll_t *l)
 {
 	return wr(l, NULL, 1);
 }
 
-int ll_rw_own_timedwrlock(ll_rw_own_t *l, const struct timespec *abs_mono)
+int ll_rw_ll_timedwrlock(ll_rw_ll_t *l, const struct timespec *abs_mono)
 {
 	return wr(l, abs_mono, 0);
 }
 
-static inline int unlock(ll_rw_own_t *l)
+static inline int unlock(ll_rw_ll_t *l)
 {
 	const uintptr_t me = (uintptr_t)l;
 	struct rec *r = self;
@@ -789,29 +789,29 @@ static inline int unlock(ll_rw_own_t *l)
 	return 0;
 }
 
-int ll_rw_own_unlock(ll_rw_own_t *l)
+int ll_rw_ll_unlock(ll_rw_ll_t *l)
 {
 	return unlock(l);
 }
 
 static const struct ll_knob knobs[] = {
-	LL_KNOB_INT(struct ll_rw_own_config, bias, 1, 0, 1,
+	LL_KNOB_INT(struct ll_rw_ll_config, bias, 1, 0, 1,
 		    "1: readers take slots of a per-CPU table while no writer is active; 0: never"),
-	LL_KNOB_INT(struct ll_rw_own_config, inhibit, 1, 0, UINT16_MAX,
+	LL_KNOB_INT(struct ll_rw_ll_config, inhibit, 1, 0, UINT16_MAX,
 		    "after a revocation whose scan took T, no fast reads for inhibit x T"),
-	LL_KNOB_INT(struct ll_rw_own_config, spin_ns, 2000, 0, 100000000,
+	LL_KNOB_INT(struct ll_rw_ll_config, spin_ns, 2000, 0, 100000000,
 		    "nanoseconds a waiting writer, or a reader behind a writer that revoked the "
 		    "bias, polls before it sleeps"),
 };
 
-LL_RW_STATIC_ADAPTERS(ll_rw_own_init, ll_rw_own_destroy)
+LL_RW_STATIC_ADAPTERS(ll_rw_ll_init, ll_rw_ll_destroy)
 
-const struct ll_rwlock_ops ll_rw_own_ops = {
+const struct ll_rwlock_ops ll_rw_ll_ops = {
 	.name = "ll",
 	.summary = "readers in a per-CPU table while the bias is on (BRAVO), writer-first "
 		   "futex rwlock underneath, 40 bytes",
 	.flags = LL_ALGO_PARKS,
 	.knobs = knobs, .nknobs = LL_COUNT(knobs),
-	.config_size = sizeof(struct ll_rw_own_config),
-	LL_RW_STATIC_FUNCS(ll_rw_own_t),
+	.config_size = sizeof(struct ll_rw_ll_config),
+	LL_RW_STATIC_FUNCS(ll_rw_ll_t),
 };

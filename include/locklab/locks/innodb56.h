@@ -1,5 +1,5 @@
 /*
- * innodb56.h: the InnoDB 5.6 mutex (ib_mutex_t), modelled step by step.
+ * locks/innodb56.h: the InnoDB 5.6 mutex (ib_mutex_t), modelled step by step.
  *
  *   lock_word  0 FREE, 1 HELD: taken by an atomic test-and-set
  *   waiters    1: a thread may sleep on the lock's event (set before it
@@ -34,14 +34,14 @@
 #ifndef LOCKLAB_INNODB56_H
 #define LOCKLAB_INNODB56_H
 
-#include "locklab/api.h"
+#include "locklab/bits/api.h"
 
 #include <errno.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <time.h>
 
-#include "locklab/spin.h"
+#include "locklab/bits/spin.h"
 
 /* The spin and sync-array settings of an InnoDB 5.6 lock (the mutex's, rw_lock_t's). */
 struct ll_innodb56_spin {
@@ -65,20 +65,6 @@ struct ll_innodb56_config {
 	int64_t sync_array_size;
 	int64_t spin;
 };
-
-/*
- * The events (innodb56_sync.c): a table of 2^LL_INNODB56_EVENT_BITS shared by
- * every InnoDB lock of the process (innodb56 and innodb56-rw); a lock's is
- * picked by a Fibonacci hash of an address (its key: the mutex's own, an
- * rw_lock_t's lock_word and waiters for its two events), so locks at
- * consecutive addresses get distinct events.
- */
-#define LL_INNODB56_EVENT_BITS 10
-static inline unsigned ll_innodb56_event_index(const void *key)
-{
-	return (unsigned)(((uint64_t)(uintptr_t)key * 0x9e3779b97f4a7c15ull) >>
-			  (64 - LL_INNODB56_EVENT_BITS));
-}
 
 /* Allocates nothing (the events are a shared table): always 0. */
 LL_API int ll_innodb56_init(ll_innodb56_t *l, const struct ll_innodb56_config *cfg);

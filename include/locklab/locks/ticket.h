@@ -1,5 +1,5 @@
 /*
- * ticket.h: ticket spinlock, FIFO.
+ * locks/ticket.h: ticket spinlock, FIFO.
  *
  *   next   the ticket the next arrival draws (FETCH_ADD 1)
  *   owner  the ticket being served (only the holder writes it)
@@ -18,14 +18,14 @@
 #ifndef LOCKLAB_TICKET_H
 #define LOCKLAB_TICKET_H
 
-#include "locklab/api.h"
+#include "locklab/bits/api.h"
 
 #include <errno.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <time.h>
 
-#include "locklab/spin.h"
+#include "locklab/bits/spin.h"
 
 typedef struct {
 	atomic_uint next;

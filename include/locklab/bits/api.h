@@ -1,5 +1,6 @@
+/* Support header: users include locklab/locklab.h and the other entry headers, not bits/. */
 /*
- * api.h: LL_API marks what liblocklab exports.  The library is built with
+ * bits/api.h: LL_API marks what liblocklab exports.  The library is built with
  * -fvisibility=hidden, so every function and variable of the public headers
  * carries LL_API, and nothing else (the subsystems' own helpers, the gates'
  * queue, the monitor's records) is visible outside the library.

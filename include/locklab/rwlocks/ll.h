@@ -1,9 +1,8 @@
 /*
- * rw_own.h: the project's own rwlock, `ll` in the rwlock table (ll_rw_own_t
+ * rwlocks/ll.h: the project's own rwlock, `ll` in the rwlock table (ll_rw_ll_t
  * in C): a read side that writes no cache line another CPU writes while the
- * bias is on,
- * writers that readers cannot starve, every wait a futex sleep with a
- * deadline.
+ * bias is on, writers that readers cannot starve, every wait a futex sleep
+ * with a deadline.
  *
  * Per lock, 40 bytes:
  *
@@ -82,16 +81,16 @@
  * a writer waits (its record counts).  wrlock by a thread holding a read lock
  * its record knows of returns EDEADLK; a second wrlock by the writer deadlocks.
  */
-#ifndef LOCKLAB_RW_OWN_H
-#define LOCKLAB_RW_OWN_H
+#ifndef LOCKLAB_RW_LL_H
+#define LOCKLAB_RW_LL_H
 
-#include "locklab/api.h"
+#include "locklab/bits/api.h"
 
 #include <stdatomic.h>
 #include <stdint.h>
 #include <time.h>
 
-#include "locklab/futex.h"
+#include "locklab/locks/futex.h"
 
 typedef struct {
 	atomic_uint word;
@@ -105,17 +104,17 @@ typedef struct {
 	uint8_t bias_on;               /* 0: never bias (a plain writer-first rwlock) */
 	_Atomic uint8_t revoked;       /* the writer that set P last revoked the bias */
 	_Atomic uint64_t bias_after;   /* ll_now_ns() before which bias stays off */
-} ll_rw_own_t;
+} ll_rw_ll_t;
 
-#define LL_RW_OWN_P 0x80000000u
-#define LL_RW_OWN_G 0x40000000u
-#define LL_RW_OWN_B 0x20000000u
-#define LL_RW_OWN_R 0x10000000u
-#define LL_RW_OWN_W 0x08000000u
-#define LL_RW_OWN_S 0x04000000u
-#define LL_RW_OWN_READERS 0x03ffffffu
+#define LL_RW_LL_P 0x80000000u
+#define LL_RW_LL_G 0x40000000u
+#define LL_RW_LL_B 0x20000000u
+#define LL_RW_LL_R 0x10000000u
+#define LL_RW_LL_W 0x08000000u
+#define LL_RW_LL_S 0x04000000u
+#define LL_RW_LL_READERS 0x03ffffffu
 
-struct ll_rw_own_config {
+struct ll_rw_ll_config {
 	int64_t bias;          /* 1: the fast read path (default), 0: never */
 	int64_t inhibit;       /* bias off for inhibit x the revocation's scan (BRAVO's N; 1) */
 	int64_t spin_ns;       /* a waiting writer, or a reader behind a revoking writer, polls
@@ -123,15 +122,15 @@ struct ll_rw_own_config {
 };
 
 /* cfg NULL: defaults.  0, or EINVAL for a config out of the knobs' range. */
-LL_API int ll_rw_own_init(ll_rw_own_t *l, const struct ll_rw_own_config *cfg);
-static inline void ll_rw_own_destroy(ll_rw_own_t *l) { (void)l; }
-LL_API int ll_rw_own_rdlock(ll_rw_own_t *l);
-LL_API int ll_rw_own_tryrdlock(ll_rw_own_t *l);
-LL_API int ll_rw_own_timedrdlock(ll_rw_own_t *l, const struct timespec *abs_mono);
-LL_API int ll_rw_own_wrlock(ll_rw_own_t *l);
-LL_API int ll_rw_own_trywrlock(ll_rw_own_t *l);
-LL_API int ll_rw_own_timedwrlock(ll_rw_own_t *l, const struct timespec *abs_mono);
+LL_API int ll_rw_ll_init(ll_rw_ll_t *l, const struct ll_rw_ll_config *cfg);
+static inline void ll_rw_ll_destroy(ll_rw_ll_t *l) { (void)l; }
+LL_API int ll_rw_ll_rdlock(ll_rw_ll_t *l);
+LL_API int ll_rw_ll_tryrdlock(ll_rw_ll_t *l);
+LL_API int ll_rw_ll_timedrdlock(ll_rw_ll_t *l, const struct timespec *abs_mono);
+LL_API int ll_rw_ll_wrlock(ll_rw_ll_t *l);
+LL_API int ll_rw_ll_trywrlock(ll_rw_ll_t *l);
+LL_API int ll_rw_ll_timedwrlock(ll_rw_ll_t *l, const struct timespec *abs_mono);
 /* 0, or EPERM when the lock is not held. */
-LL_API int ll_rw_own_unlock(ll_rw_own_t *l);
+LL_API int ll_rw_ll_unlock(ll_rw_ll_t *l);
 
 #endif

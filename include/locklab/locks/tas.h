@@ -1,5 +1,5 @@
 /*
- * tas.h: test-and-set spinlock, the simplest lock there is.
+ * locks/tas.h: test-and-set spinlock, the simplest lock there is.
  *
  * Lock word (32 bits):  0 FREE  --XCHG 1-->  1 HELD  --store 0-->  0 FREE
  *
@@ -9,14 +9,14 @@
 #ifndef LOCKLAB_TAS_H
 #define LOCKLAB_TAS_H
 
-#include "locklab/api.h"
+#include "locklab/bits/api.h"
 
 #include <errno.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <time.h>
 
-#include "locklab/spin.h"
+#include "locklab/bits/spin.h"
 
 typedef struct {
 	atomic_uint word;

@@ -1,5 +1,5 @@
 /*
- * ttas.h: test-and-test-and-set spinlock with bounded exponential backoff.
+ * locks/ttas.h: test-and-test-and-set spinlock with bounded exponential backoff.
  *
  * Lock word (32 bits):  0 FREE  --XCHG 1-->  1 HELD  --store 0-->  0 FREE
  *
@@ -11,14 +11,14 @@
 #ifndef LOCKLAB_TTAS_H
 #define LOCKLAB_TTAS_H
 
-#include "locklab/api.h"
+#include "locklab/bits/api.h"
 
 #include <errno.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <time.h>
 
-#include "locklab/spin.h"
+#include "locklab/bits/spin.h"
 
 typedef struct {
 	atomic_uint word;

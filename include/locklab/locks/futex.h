@@ -1,5 +1,5 @@
 /*
- * futex.h: the three-state futex mutex with wake-one (what replaced
+ * locks/futex.h: the three-state futex mutex with wake-one (what replaced
  * InnoDB's broadcast), optionally spinning before it sleeps.
  *
  * Lock word (32 bits):
@@ -18,14 +18,14 @@
 #ifndef LOCKLAB_FUTEX_H
 #define LOCKLAB_FUTEX_H
 
-#include "locklab/api.h"
+#include "locklab/bits/api.h"
 
 #include <errno.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <time.h>
 
-#include "locklab/spin.h"
+#include "locklab/bits/spin.h"
 
 typedef struct {
 	atomic_uint word;
