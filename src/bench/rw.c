@@ -17,8 +17,8 @@
  * before and after the window, to count the threads that never got one
  * though runnable (a window shorter than the scheduler's round measured
  * fewer threads than it claims).  Off by default: the main thread's reads
- * cost it its place in a crowded run queue (a 0.1 s window at 256 threads
- * then lasted 0.5 s).
+ * cost it its place in a crowded run queue, and the window it times
+ * stretches.
  *
  * The exclusion check writes nothing shared on the read side (a shared
  * write would be the cost the rwlocks are measured without): a writer

@@ -1200,7 +1200,7 @@ static int test_ll_poll_bound(void)
  * The other half of the rule above: once a queue exists, the rotation rule
  * moves the pollers through it at their next arrival, and a poll runs its
  * looks out (cutting it too would send every poller to the queue after a
- * rotation and cost the fairness at 1024 clients, docs/ll.md).  One poller
+ * rotation and cost the fairness when many clients queue).  One poller
  * (pollers=1), a heir and one parked waiter, rotation_ns of QUEUE_ROTATION_MS
  * and spin_ns of a whole second: the poller must still be polling three
  * rotations after it started.  Should the setup itself outlast half a

@@ -5,7 +5,7 @@
  * Every spinning algorithm takes the spin-wait instruction as a policy:
  *   pause  the x86 PAUSE hint (yield on arm64): frees the pipeline for the
  *          sibling hyper-thread and avoids the memory-order machine clear
- *          when the awaited line changes (the spin-loop study: +3-4% in InnoDB).
+ *          when the awaited line changes.
  *   none   a compiler barrier only: the tightest loop.
  *   tas    a dummy atomic test-and-set on a private line: the spin-loop study's SPARC
  *          choice, a serialising instruction that keeps the core idle.
@@ -13,10 +13,11 @@
  *          preempted lock holder or the waiter whose turn it is in a FIFO
  *          lock; the only policy that copes when threads outnumber cores.
  *
- * PAUSE costs ~10 cycles before Skylake-SP and ~140 after: a budget counted
- * in PAUSEs is 10x off between machines.  ll_spin_calibrate() measures the
- * cost of one wait per policy once per process so budgets can be given in
- * nanoseconds and turned into iteration counts here.
+ * PAUSE's cost differs by an order of magnitude between CPU generations: a
+ * budget counted in PAUSEs means another time on another machine.
+ * ll_spin_calibrate() measures the cost of one wait per policy once per
+ * process so budgets can be given in nanoseconds and turned into iteration
+ * counts here.
  */
 #ifndef LOCKLAB_SPIN_H
 #define LOCKLAB_SPIN_H

@@ -3,14 +3,13 @@
  * follow every algorithm's ll_<algo>_*: ll_ll_t, ll_ll_lock, struct
  * ll_ll_config.
  *
- * Built from the sweep's lessons: on a shared lock the fastest thing is one
- * thread running a burst of critical sections with the line in its cache;
- * waking every waiter (innodb56) or one per unlock (pthread) spends the
- * CPUs in the kernel; spinning everyone (tas) starves those preempted.
- * And from the server workload's: a lock that lets one thread run while
- * every other sleeps leaves CPUs idle whenever the work between critical
- * sections could run beside them, so a bounded set of waiters polls
- * (sched_yield between looks) instead of sleeping.
+ * Why it is built so: on a shared lock the fastest thing is one thread
+ * running a burst of critical sections with the line in its cache; waking
+ * every waiter (innodb56) or one per unlock (pthread) spends the CPUs in the
+ * kernel; spinning everyone (tas) starves those preempted.  And a lock that
+ * lets one thread run while every other sleeps leaves CPUs idle whenever
+ * the work between critical sections could run beside them, so a bounded
+ * set of waiters polls (sched_yield between looks) instead of sleeping.
  *
  * Word, 8 bytes:
  *

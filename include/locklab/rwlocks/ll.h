@@ -74,8 +74,9 @@
  * for nothing else.  Readers are never blocked by a writer that has not set
  * P; a reader blocked by a writer enters before the next writer can set P:
  * it waits for at most that one writer's revocation-free section.  Writers
- * among themselves barge for W (no FIFO order between writers: a handoff to
- * waiting writers was measured and dropped, docs/rwlocks.md).
+ * among themselves barge for W (no FIFO order between writers: handing W
+ * to a sleeping writer idles the lock until it runs, and the writers' wait
+ * is the run queue's, which an order does not shorten).
  *
  * Recursion: a thread may read-lock a lock it holds for reading, even while
  * a writer waits (its record counts).  wrlock by a thread holding a read lock

@@ -9,7 +9,7 @@
  * lock+unlock pairs, where the result moves with code and data layout: for
  * locks with a locked instruction in lock and unlock, adding any
  * instruction between one unlock and the next lock call, a NOP included,
- * can cost a few ns (docs/monitoring.md has the figures).
+ * can cost a few ns.
  */
 #ifdef MONCOST_BARE
 #undef LL_MONITOR

@@ -346,7 +346,7 @@ static int rd_slow(ll_rw_ll_t *l, const struct timespec *dl, int try, int *waite
 			 * a wake.  Behind a writer that found the bias off, writers
 			 * come often: polling readers then keep both CPUs on the
 			 * word's line, and sleeping ones let the writers run in turn
-			 * on one (docs/rwlocks.md).
+			 * on one.
 			 */
 			spun++;
 			ll_spin_wait(LL_SPIN_PAUSE);
@@ -360,8 +360,7 @@ static int rd_slow(ll_rw_ll_t *l, const struct timespec *dl, int try, int *waite
 			 * so it comes straight back, and meanwhile the writer has
 			 * the line to itself) and look again before sleeping.
 			 * With more threads than CPUs the yield hands the CPU to
-			 * another thread and costs more than it saves
-			 * (docs/rwlocks.md, "A yield before a reader sleeps").
+			 * another thread and costs more than it saves.
 			 */
 			yielded = 1;
 			sched_yield();

@@ -146,9 +146,9 @@ enum { MAX_ROTATION_NS = 125000000 };
 /*
  * The shortest turn: min_turn_ns, or turn_cost_ratio handoffs' worth of
  * time if that is longer.  A handoff leaves the lock idle until the grantee
- * runs (ll_ll_t.handoff_cost, measured), and what that costs depends on the
- * machine: 5-20 us on a quiet host, far more where a woken thread lands
- * behind the holder on its CPU.  The floor keeps the idle share of a turn
+ * runs (ll_ll_t.handoff_cost, timed as the lock runs), and what that costs
+ * depends on the machine: a wake-up's latency on a quiet host, far more
+ * where a woken thread lands behind the holder on its CPU.  The floor keeps the idle share of a turn
  * under 1 / turn_cost_ratio wherever it runs.
  */
 static uint64_t min_turn(const ll_ll_t *l)
@@ -395,9 +395,10 @@ static int heir_look(ll_ll_t *l, unsigned parity)
  *     asleep with SLEEPING, a promoted one too: where the lock goes free
  *     between turns (its holders block outside it), the release wakes the
  *     heir, which takes the lock and promotes the next, so the queue drains
- *     at the pace of releases and not of one grant per turn.  (Promoted
- *     heirs that napped from the start, taking the queue to mean a busy
- *     lock, left most CPUs idle under I/O once turns were long: docs/ll.md.)
+ *     at the pace of releases and not of one grant per turn.  (A promoted
+ *     heir that napped from the start, taking the queue to mean a busy
+ *     lock, would feed the active threads one waiter per turn: too few to
+ *     keep the CPUs busy when the holders block outside the lock.)
  */
 static int heir_wait(ll_ll_t *l, unsigned parity, const struct timespec *abs_mono,
 		     uint32_t queued)
