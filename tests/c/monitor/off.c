@@ -1,12 +1,11 @@
 /*
- * test_monitor_off.c: lock calls compiled with the monitor built out
+ * off.c: lock calls compiled with the monitor built out
  * (LL_MONITOR=0 for this unit alone), linked beside monitored ones.
  */
 #undef LL_MONITOR
 #define LL_MONITOR 0
 
-#include "locklab/locklab.h"
-#include "test_monitor.h"
+#include "suite.h"
 
 void off_lock_unlock(ll_mutex_t *m, int n)
 {
