@@ -1,7 +1,9 @@
+/* Over 800 lines for one algorithm: its read fast path inlines the table the writer scans. */
 /*
  * ll.c: the project's own rwlock (word, records and bounds drawn in
- * locklab/rwlocks/ll.h): a per-CPU table of visible readers shared by every lock, a
- * writer-first futex rwlock underneath, BRAVO's bias revocation between them.
+ * locklab/rwlocks/ll.h): a per-CPU table of visible readers shared by every
+ * lock, a writer-first futex rwlock underneath, BRAVO's bias revocation
+ * between them.
  */
 #include <errno.h>
 #include <limits.h>
