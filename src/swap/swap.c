@@ -69,7 +69,7 @@
 #include <unistd.h>
 
 #include "locklab/ops.h"
-#include "locklab/pthread.h"
+#include "locklab/locks/pthread.h"
 #include "locklab/rwlock.h"
 #include "../lib/core/futex_sys.h"
 #include "../lib/core/json.h"

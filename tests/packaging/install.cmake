@@ -20,7 +20,8 @@ run(${CMAKE_COMMAND} --install ${BUILD_DIR} --prefix ${prefix})
 
 foreach(file ${LIBDIR}/liblocklab.so ${LIBDIR}/liblocklab.so.0 ${LIBDIR}/liblocklab-prof.so
              ${LIBDIR}/liblocklab-swap.so
-             include/locklab/locklab.h include/locklab/ll.h bin/locklab-bench
+             include/locklab/locklab.h include/locklab/locks/ll.h include/locklab/rwlocks/ll.h
+             include/locklab/bits/api.h bin/locklab-bench
              ${LIBDIR}/pkgconfig/locklab.pc ${LIBDIR}/cmake/locklab/locklabConfig.cmake
              ${LIBDIR}/cmake/locklab/locklabConfigVersion.cmake
              include/locklab/mutex.hpp)
