@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 
 from conftest import locklab, one_line_error
-from locklab import native, profile
+from locklab import native
+from locklab.profile import session as profile
 
 ROOT = Path(__file__).resolve().parents[2]
 PLANTED = ROOT / "tests" / "c" / "prof" / "planted.c"

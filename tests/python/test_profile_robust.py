@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from conftest import locklab, one_line_error
-from locklab import profile
+from locklab.profile import session as profile
 
 VICTIM = r"""
 #include <pthread.h>

@@ -5,7 +5,9 @@ import sqlite3
 import pytest
 
 from conftest import locklab, one_line_error, rows, target_cell
-from locklab import compare, presets, rw_report, store, sweep
+from locklab.report import rwlocks as rw_report
+from locklab.sweep import bench, compare, presets, store
+from locklab.sweep.progress import label
 
 RWLOCKS = ["pthread", "pthread:prefer=writer-nonrecursive", "ll", "partitioned", "bravo",
            "innodb56-rw"]
@@ -17,7 +19,7 @@ def test_the_preset_grid():
     assert spec["workload"] == "rw" and spec["locks"] == RWLOCKS
     assert spec["threads"] == [1, 2, 4, 16, 64, 256, 1024]
     assert spec["read_pct"] == [100, 99.9, 99, 90, 50] and spec["hold_ns"] == [0, 1000]
-    points = sweep.grid(spec)
+    points = bench.grid(spec)
     assert len(points) == 6 * 7 * 5 * 2 * 3
     # glibc's rwlock in both preferences, as two variants of one lock.
     assert {(p.lock, p.lock_opts) for p in points} == {
@@ -41,20 +43,20 @@ def test_the_rw_point_runs_as_its_workload_asks():
     spec = presets.spec("rw", {})
     read_only, mixed = (store.Point("pthread", WRITER, 64, 1, 1000, 0, 0, "rw", "", "",
                                     store.rw_opts(pct)) for pct in (100, 99.9))
-    args = sweep.bench_args(mixed, spec)
+    args = bench.bench_args(mixed, spec)
     assert args[:5] == ["bench", "--workload", "rw", "--lock", "pthread"]
     assert args[args.index("--lock-opts") + 1] == WRITER
     assert args[args.index("--read-pct") + 1] == "99.9" and "--mutexes" not in args
     assert args[args.index("--sample-every") + 1] == "16"
-    ro = sweep.bench_args(read_only, spec)
+    ro = bench.bench_args(read_only, spec)
     assert ro[ro.index("--sample-every") + 1] == str(1 << 20)  # no clock in a read loop
-    assert sweep.label(mixed, 3) == "pthread [prefer=writer-nonrecursive] t=64 h=1000 rw " \
+    assert label(mixed, 3) == "pthread [prefer=writer-nonrecursive] t=64 h=1000 rw " \
                                     "99.9% reads r=1/3"
 
 
 def test_given_axes_replace_the_presets():
     spec = presets.spec("rw", {"locks": ["ll", "bravo"], "read_pct": [50.0]})
-    assert {(p.lock, p.workload_opts) for p in sweep.grid(spec)} == {
+    assert {(p.lock, p.workload_opts) for p in bench.grid(spec)} == {
         ("ll", "read_pct=50"), ("bravo", "read_pct=50")}
     # --workload rw on the default grid takes the rwlocks and read fractions of the preset.
     spec = presets.spec(None, {"workload": "rw"})

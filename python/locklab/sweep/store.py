@@ -12,7 +12,11 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import NamedTuple
 
-from .errors import LocklabError
+from ..errors import LocklabError
+
+
+# A program point's workload: this, then the program's name (sweep/programs.py).
+PROGRAM = "program:"
 
 
 class Point(NamedTuple):
