@@ -274,8 +274,8 @@ def write(conn, run_id: int, out: Path, studies: Sequence[Study] = ()) -> Path:
     points = store.medians(rows)
     # The server workload's points are the studies': behind gates, the admission
     # study's; ll against the other locks there, shape by shape, ll's targets'.
-    # Real programs' points have clients and loads: programs.py draws them; the
-    # rw workload's read fractions and rwlocks, rwlocks.py.
+    # Real programs' points have clients and loads: report/programs.py draws them;
+    # the rw workload's read fractions and rwlocks, report/rwlocks.py.
     server = [p for p in points if p["workload"] == "server"]
     rw = [p for p in points if p["workload"] == rwlocks.WORKLOAD]
     program = [p for p in points if programs.is_program(p)]
