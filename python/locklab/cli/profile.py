@@ -12,7 +12,8 @@ from ..errors import LocklabError
 from ..launch.process import pass_on
 from ..launch.program import resolve_program
 from ..profile import session
-from ..swap import check, settings as swap
+from ..swap import check
+from ..swap.settings import library_path as swapper_library
 from ..swap.sites import SiteCounts, mangled_sites
 from .options import in_range
 from .parser import add_command, add_swap_options, command_of, swap_settings
@@ -73,7 +74,7 @@ def command(args: argparse.Namespace) -> int:
     env = dict(os.environ)
     counts = None
     if swapped.swaps():
-        env = swapped.environment(env, swap.library_path())
+        env = swapped.environment(env, swapper_library())
         counts = SiteCounts(swapped, origin)
         env = counts.set(env)
     out = open(args.output, "wb") if args.output else sys.stdout.buffer

@@ -16,7 +16,8 @@ import os
 from ..errors import LocklabError
 from ..launch.process import pass_on, spawn, wait_through_interrupts
 from ..launch.program import resolve_program
-from ..swap import check, settings as swap
+from ..swap import check
+from ..swap.settings import library_path as swapper_library
 from ..swap.sites import SiteCounts, mangled_sites
 from .parser import add_command, add_swap_options, command_of, swap_settings
 
@@ -30,7 +31,7 @@ def command(args: argparse.Namespace) -> int:
     if not settings.swaps():
         raise LocklabError("which locks? give --lock NAME (every mutex), --lock-for SITE=NAME "
                            "(the mutexes named SITE), --rwlock NAME (every rwlock), or several")
-    library = swap.library_path()
+    library = swapper_library()
     program = resolve_program(cmd[0], library, "swap its locks")
     settings, origin = mangled_sites(settings, program)
     check.check(settings)

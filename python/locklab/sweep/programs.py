@@ -33,8 +33,8 @@ from .. import native
 from ..errors import Interrupted, LocklabError
 from ..launch.net import free_port
 from ..launch.program import resolve_program
-from ..swap import check, settings as swap
-from ..swap.settings import SwapSettings
+from ..swap import check
+from ..swap.settings import SwapSettings, library_path as swapper_library
 from ..swap.sites import mangled_sites, split_entry
 from . import presets, store
 from .drivers import PROGRAMS, Failed, MariaDB, Program, Server, TimedOut, cpu_seconds
@@ -117,7 +117,7 @@ def swap_env(lock: str, opts: str, stats_json: str | None = None,
     settings = point_swap(lock, opts, stats_json)
     if program:
         settings, _ = mangled_sites(settings, Path(program))
-    return settings.environment(dict(os.environ), swap.library_path())
+    return settings.environment(dict(os.environ), swapper_library())
 
 
 def whole_seconds(spec: dict, key: str, option: str, least: int) -> None:
@@ -141,7 +141,7 @@ def validate(spec: dict) -> None:
                            "and no lock swept does (an rwlock's options go after its name: "
                            "--rwlock NAME:K=V,...)")
     if swapped:
-        library = swap.library_path()
+        library = swapper_library()
         for name in spec["programs"]:
             resolve_program(PROGRAMS[name].server_path(), library, "swap its locks")
     for lock, opts in itertools.product(swapped, spec["lock_opts"]):
