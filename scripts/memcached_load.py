@@ -13,17 +13,16 @@ import signal
 import socket
 import statistics
 import subprocess
+import sys
 import time
 from pathlib import Path
 from typing import Callable
 
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "python"))
+
+from locklab.launch.net import free_port  # noqa: E402
+
 LOAD = "memcached -t 4 (CPU 0) under memcaslap -T 2 -c 32"
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def proc_stat(pid: int) -> tuple[float, int]:

@@ -9,7 +9,7 @@ Per pass, every variant (native first, then the rwlocks; the order rotates from 
 to pass, so that each variant runs in every position) is one server start, from a
 fresh copy of the same data directory, warmed, then driven by oltp_point_select and
 oltp_read_only at each client count in turn (the programs preset's server, data and
-sysbench commands: python/locklab/programs.py).  The mutexes stay glibc's in every
+sysbench commands: python/locklab/sweep/drivers.py).  The mutexes stay glibc's in every
 variant: --rwlock alone swaps the rwlocks only.  Printed: queries/s, medians over
 the passes, with each over native's median, and the swapper's counts for each
 swapped server (rwlocks made and swapped, acquisitions, those contended, over the
@@ -24,14 +24,15 @@ import shutil
 import statistics
 import sys
 import tempfile
-import types
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "python"))
 
-from locklab import programs, swap  # noqa: E402
-from locklab import run as swap_run  # noqa: E402
 from locklab.errors import LocklabError  # noqa: E402
+from locklab.launch.net import free_port  # noqa: E402
+from locklab.swap import check  # noqa: E402
+from locklab.swap.settings import SwapSettings, library_path  # noqa: E402
+from locklab.sweep import drivers, programs  # noqa: E402
 
 TESTS = ("oltp_point_select", "oltp_read_only")
 NATIVE = "native"
@@ -40,21 +41,18 @@ NATIVE = "native"
 def server_env(variant: str, stats: Path) -> dict[str, str]:
     if variant == NATIVE:
         return dict(os.environ)
-    name, _, opts = variant.partition(":")
-    args = types.SimpleNamespace(lock=None, lock_opts=None, lock_for=[], rwlock=name,
-                                 rwlock_opts=opts or None, stats=False, stats_json=str(stats))
-    env = swap_run.environment(args, swap.library_path())
-    swap.check_lock(env)
-    return env
+    settings = SwapSettings.given(rwlock=variant, stats_json=str(stats))
+    check.check(settings)
+    return settings.environment(dict(os.environ), library_path())
 
 
-def one_server(db: programs.MariaDB, variant: str, spec: dict, work: Path) -> dict:
+def one_server(db: drivers.MariaDB, variant: str, spec: dict, work: Path) -> dict:
     """{(test, clients): queries/s} and the swapper's counts for one server start."""
     work.mkdir()
     stats = work / "swap.jsonl"
-    port = programs.free_port()
+    port = free_port()
     db.copy_data(work)
-    server = programs.Server(db, db.command(work, port, spec), server_env(variant, stats),
+    server = drivers.Server(db, db.command(work, port, spec), server_env(variant, stats),
                              work, port)
     out: dict = {"qps": {}, "queries": 0}
     try:
@@ -66,7 +64,7 @@ def one_server(db: programs.MariaDB, variant: str, spec: dict, work: Path) -> di
                                  programs.timeout(spec, spec["duration"]))
                 why = programs.judge(res)
                 if why:
-                    raise programs.Failed(why)
+                    raise drivers.Failed(why)
                 out["qps"][(test, clients)] = res["ops_per_sec"]
                 out["queries"] += res["iterations"]
     except BaseException:
@@ -97,7 +95,7 @@ def main() -> int:
         return 2
     variants = [NATIVE, *[v for v in a.rwlocks.split(",") if v]]
     spec = {"threads": clients, "duration": a.duration, "warmup": a.warmup, "timeout": None}
-    db = programs.MariaDB()
+    db = drivers.MariaDB()
     root = Path(tempfile.mkdtemp(prefix="locklab-rwswap-"))
     runs: dict[str, list[dict]] = {v: [] for v in variants}
     try:
@@ -114,7 +112,7 @@ def main() -> int:
                 print(f"pass {rep + 1} {v}: " + ", ".join(
                     f"{t.removeprefix('oltp_')}/{c} {q:,.0f}" for (t, c), q in r["qps"].items()),
                     file=sys.stderr, flush=True)
-    except (LocklabError, programs.Failed) as e:
+    except (LocklabError, drivers.Failed) as e:
         print(f"locklab: rwswap-mariadb: {e}", file=sys.stderr)
         return 1
     finally:

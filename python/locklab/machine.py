@@ -6,6 +6,7 @@ import os
 import platform
 
 from . import __version__, native
+from .sweep.store import MACHINE
 
 
 def cpu_model() -> str:
@@ -49,3 +50,9 @@ def floor() -> dict:
         return json.loads(out)
     except ValueError:
         raise native.NativeError(f"locklab-bench floor printed no JSON: {out[:80]!r}") from None
+
+
+def changes_since(run: dict) -> list[str]:
+    """The facts about this machine that differ from those RUN (a stored run) began on."""
+    now = describe()
+    return [f"{key} {run[key]!r} -> {now[key]!r}" for key in MACHINE if run[key] != now[key]]

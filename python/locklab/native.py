@@ -1,6 +1,6 @@
-"""Finding and running the C front end, locklab-bench.
+"""The C parts: locklab-bench run and asked, and the libraries to preload found.
 
-pip installs it inside the package (locklab/_native/); a developer may point
+pip installs them inside the package (locklab/_native/); a developer may point
 LOCKLAB_NATIVE_DIR at a CMake build directory instead.
 """
 from __future__ import annotations
@@ -11,6 +11,7 @@ import subprocess
 from pathlib import Path
 
 from .errors import LocklabError
+from .launch.process import exit_status
 
 
 class NativeError(LocklabError):
@@ -24,24 +25,18 @@ def native_dir() -> Path:
     return Path(__file__).resolve().parent / "_native"
 
 
-def preload_path(name: str) -> Path:
-    """A library to preload (the profiler's, the swapper's), beside locklab-bench."""
+def native_file(name: str) -> Path:
+    """One of the C parts (locklab-bench, a library to preload), checked there."""
     path = native_dir() / name
     if not path.is_file():
-        raise LocklabError(
+        raise NativeError(
             f"{name} not found at {path}: install with 'pip install .' "
             "or set LOCKLAB_NATIVE_DIR to a CMake build directory")
     return path
 
 
 def bench_path() -> Path:
-    path = native_dir() / "locklab-bench"
-    if not path.is_file():
-        raise NativeError(
-            f"locklab-bench not found at {path}: install with 'pip install .' "
-            "or set LOCKLAB_NATIVE_DIR to a CMake build directory"
-        )
-    return path
+    return native_file("locklab-bench")
 
 
 def run_bench(args: list[str]) -> str:
@@ -59,8 +54,7 @@ def passthrough(args: list[str]) -> int:
 
     A death by signal N comes back as 128 + N, as a shell reports it.
     """
-    status = subprocess.run([str(bench_path()), *args]).returncode
-    return 128 - status if status < 0 else status
+    return exit_status(subprocess.run([str(bench_path()), *args]).returncode)
 
 
 def algorithms(name: str | None = None, lock_opts: str | None = None,

@@ -8,7 +8,9 @@ import subprocess
 import pytest
 
 from conftest import locklab, one_line_error, rows
-from locklab import admission, native, store
+from locklab import native
+from locklab.studies import admission
+from locklab.sweep import store
 
 # --- the real server workload ---
 
@@ -378,50 +380,50 @@ def test_points_differing_only_in_warm_up_are_two_and_old_runs_keep_theirs(tmp_p
 
 
 def test_the_concurrency_preset_settles_innodb_in_a_sub_grid():
-    from locklab import presets, sweep
+    from locklab.sweep import bench, kinds, presets
     spec = presets.spec("concurrency", {})
-    points = sweep.grid(spec)
+    points = bench.grid(spec)
     long = [p for p in points if p.warmup > spec["warmup"] and p.gate != "auto"]
     assert {(p.lock, p.threads, p.gate, p.gate_opts) for p in long} == {
         ("innodb56", t, g, "n=4") for t in (256, 1024) for g in ("innodb", "fifo")}
     assert len(long) == 4 * spec["repeat"]
     for p in long:   # long enough for InnoDB's delay to reach its cap, and said so
         assert p.warmup >= presets.innodb_settle_s(p.threads, 4)
-        args = sweep.bench_args(p, spec)
+        args = bench.bench_args(p, spec)
         assert args[args.index("--warmup") + 1] == f"{p.warmup:g}"
-        assert sweep.point_timeout(spec, p) > 10 * p.warmup
+        assert bench.point_timeout(spec, p) > 10 * p.warmup
     assert {p.warmup for p in long} == {45.0, 12.0}
     # ~6 minutes more than the grid alone, on 2 cores.
-    extra = sweep.expected_seconds(spec, long)
+    extra = kinds.of(spec).expected_seconds(spec, long)
     assert 300 < extra < 420
     # Locks given on the command line keep the sub-grid only if they name innodb56.
-    assert not [p for p in sweep.grid(presets.spec("concurrency", {"locks": ["pthread"]}))
+    assert not [p for p in bench.grid(presets.spec("concurrency", {"locks": ["pthread"]}))
                 if p.warmup > spec["warmup"] and p.gate != "auto"]
-    kept = sweep.grid(presets.spec("concurrency", {"locks": ["innodb56", "ll"]}))
+    kept = bench.grid(presets.spec("concurrency", {"locks": ["innodb56", "ll"]}))
     assert len([p for p in kept if p.warmup > spec["warmup"] and p.gate != "auto"]) \
         == 4 * spec["repeat"]
 
 
 def test_auto_warms_up_longer_in_the_grid_beside_the_fixed_gates():
-    from locklab import presets, sweep
+    from locklab.sweep import bench, plan, presets
     for preset in ("concurrency", "concurrency-quick"):
         spec = presets.spec(preset, {})
-        points = [p for p in sweep.grid(spec) if p.warmup < 10]   # the settled sub-grid aside
+        points = [p for p in bench.grid(spec) if p.warmup < 10]   # the settled sub-grid aside
         auto = [p for p in points if p.gate == "auto"]
         assert auto and {p.warmup for p in auto} == {presets.AUTO_WARMUP_S}
         assert {p.warmup for p in points if p.gate != "auto"} == {spec["warmup"]}
         # With I/O too (the sub-grid at 256 clients).
         assert {p.workload_opts for p in auto} >= {"", "io_us=200,suspend=1"}
-        assert sweep.bench_args(auto[0], spec)[-3:-1] == ["--warmup", "1.5"]
-        assert f"of warm-up (auto: {presets.AUTO_WARMUP_S:g} s)" in sweep.plan(spec, points,
+        assert bench.bench_args(auto[0], spec)[-3:-1] == ["--warmup", "1.5"]
+        assert f"of warm-up (auto: {presets.AUTO_WARMUP_S:g} s)" in plan.plan(spec, points,
                                                                                len(points))
     # A warm-up given on the command line is every point's, auto's too.
     given = presets.spec("concurrency-quick", {"warmup": 0.5})
-    assert {p.warmup for p in sweep.grid(given)} == {0.5}
-    assert "(auto:" not in sweep.plan(given, sweep.grid(given), 1)
+    assert {p.warmup for p in bench.grid(given)} == {0.5}
+    assert "(auto:" not in plan.plan(given, bench.grid(given), 1)
     # Never shorter than the spec's own: a sub-grid's long warm-up stays.
-    assert sweep.warmup_of({"warmup": 46.0, "gate_warmup": {"auto": 1.5}}, "auto") == 46.0
-    assert sweep.warmup_of({"warmup": 0.3, "gate_warmup": {"auto": 1.5}}, "fifo:n=4") == 0.3
+    assert bench.warmup_of({"warmup": 46.0, "gate_warmup": {"auto": 1.5}}, "auto") == 46.0
+    assert bench.warmup_of({"warmup": 0.3, "gate_warmup": {"auto": 1.5}}, "fifo:n=4") == 0.3
 
 
 def test_auto_rows_say_how_long_auto_warmed_up():

@@ -4,9 +4,9 @@ import json
 import pytest
 
 from conftest import locklab, one_line_error
-from locklab import compare, store
+from locklab.sweep import compare, store
 from locklab.errors import LocklabError
-from locklab.store import Point
+from locklab.sweep.store import Point
 
 MACHINE = {"cpu_model": "test", "cores": 2, "kernel": "Linux", "glibc": "glibc 2.36",
            "version": "0"}
@@ -20,7 +20,7 @@ def point(lock, threads, ns, hold=0, mutexes=1, opts=""):
 
 
 def test_crossing_is_found_where_the_lines_meet():
-    from locklab.verdict import crossings
+    from locklab.report.verdict import crossings
 
     threads = [1, 2, 4, 8, 16]
     points = (

@@ -13,7 +13,10 @@ from pathlib import Path
 import pytest
 
 from conftest import locklab, one_line_error, rows
-from locklab import cli, compare, machine, presets, programs, store, sweep
+from locklab import machine
+from locklab.cli import passthrough, sweep as sweep_command
+from locklab.cli.main import build_parser
+from locklab.sweep import bench, compare, presets, programs, store
 
 ROOT = Path(__file__).resolve().parents[2]
 GRID = ["--locks", "innodb56,pthread", "--threads", "1,2", "--hold-ns", "0,1000",
@@ -22,7 +25,7 @@ GRID = ["--locks", "innodb56,pthread", "--threads", "1,2", "--hold-ns", "0,1000"
 
 def subcommands() -> dict:
     """The parser's subcommands, name -> parser."""
-    parser = cli.build_parser()
+    parser = build_parser()
     (action,) = [a for a in parser._actions if a.dest == "command"]
     return action.choices
 
@@ -36,7 +39,7 @@ def test_bare_locklab_prints_usage_and_every_command():
     assert "locklab COMMAND --help" in out.stderr
 
 
-@pytest.mark.parametrize("name", sorted(set(subcommands()) - set(cli.PASSTHROUGH)))
+@pytest.mark.parametrize("name", sorted(set(subcommands()) - set(passthrough.PASSTHROUGH)))
 def test_every_python_subcommand_describes_its_options(name):
     out = locklab(name, "--help")
     assert out.returncode == 0 and out.stderr == "", out.stderr
@@ -91,7 +94,7 @@ def test_dry_run_prints_the_grid_and_stores_nothing(fake, tmp_path):
     assert lines["each point"] == "0.5 s after 0.1 s of warm-up, 2 passes"
     # 2 locks x 2 threads x 2 holds x 2 passes, each 0.5 + 0.1 + the process's start.
     assert lines["points"].startswith("16 points, about 0:12 ")
-    assert 16 * (0.5 + 0.1 + sweep.POINT_START_S) == pytest.approx(12)
+    assert 16 * (0.5 + 0.1 + bench.POINT_START_S) == pytest.approx(12)
 
 
 @pytest.mark.parametrize("preset, points", [
@@ -222,19 +225,19 @@ def test_the_readme_commands_parse_and_refer_to_runs_made_before_them(tmp_path, 
     assert len(commands) >= 10
     # The real locklab-bench checks the README's locks, options and gates. Programs would
     # need memcached and MariaDB here: their sweeps' specs are made, unchecked.
-    monkeypatch.setattr(programs, "validate", lambda spec: None)
+    monkeypatch.setattr(programs.ProgramSweep, "validate", lambda self, spec: None)
     conn = store.connect(tmp_path / "l.db", create=True)
-    parser = cli.build_parser()
+    parser = build_parser()
     seen = set()
     for argv in commands:
         seen.add(argv[0])
-        if argv[0] in cli.PASSTHROUGH:
+        if argv[0] in passthrough.PASSTHROUGH:
             continue
         args = parser.parse_args(argv)
         if argv[0] == "sweep" and args.resume:
             store.resolve_run(conn, args.resume)
         elif argv[0] == "sweep" and not args.dry_run:
-            spec = cli.new_spec(args, cli.sweep_given(args))
+            spec = sweep_command.new_spec(args, sweep_command.sweep_given(args))
             store.new_run(conn, spec, machine.describe(), {})
         elif argv[0] == "report":
             store.resolve_run(conn, args.run)

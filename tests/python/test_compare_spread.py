@@ -6,8 +6,8 @@ import sqlite3
 import pytest
 
 from conftest import locklab, one_line_error, rows
-from locklab import compare, store
-from locklab.store import Point
+from locklab.sweep import compare, store
+from locklab.sweep.store import Point
 
 GRID = ["--locks", "innodb56,pthread", "--threads", "1,2", "--hold-ns", "0",
         "--warmup", "0"]

@@ -1,7 +1,7 @@
 """ll's targets on one mutex, on synthetic points whose answers are known."""
 import pytest
 
-from locklab import ll_targets
+from locklab.studies import ll_targets
 
 
 def point(lock, threads, ns, jain=1.0, cpu=None, wait_max=1000.0, hold=0):

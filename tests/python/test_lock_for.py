@@ -5,6 +5,7 @@ The program (tests/c/swap/sites.c) has a hot static mutex, a static array of col
 and two pthread_mutex_init sites on the heap (16 normal mutexes, 3 recursive ones):
 24 mutexes, each guarding counters it prints, so a lock that fails to exclude shows."""
 import json
+import os
 import subprocess
 from pathlib import Path
 
@@ -111,6 +112,26 @@ def test_a_site_that_matches_nothing_is_reported(tmp_path, sites):
                      "its process (a site is a lock's name as `locklab profile` prints it)"]
 
 
+# Sites the swapper refuses as it loads, and why: the CLI refuses them before the
+# program starts, in the same words.
+SWAPPER_REFUSES = [
+    (["a`" + "s" * 511 + "=tas"], "the site is longer than 511 bytes"),
+    ([f"a`s{i}=tas" for i in range(65)], "more than 64 sites"),
+    (["a`b=tas:" + "spin=yield," * 23 + "spin=yield"], "options longer than 255 bytes"),
+    (["a`b=absl"], "unknown lock 'absl'"),   # the bench's peer lock: not liblocklab's
+    (["a`b=tas", "a`b=ttas"], "the site is given twice"),
+]
+
+
+@pytest.mark.parametrize("entries, why", SWAPPER_REFUSES)
+def test_the_sites_check_is_the_swappers(entries, why):
+    """What the CLI refuses of the sites, the swapper refuses too when it loads."""
+    env = {**os.environ, "LD_PRELOAD": str(native.native_dir() / "liblocklab-swap.so"),
+           "LOCKLAB_SWAP_LOCK_FOR": ";".join(entries), "LOCKLAB_SWAP_CHECK": "1"}
+    res = subprocess.run(["true"], env=env, capture_output=True, text=True, timeout=60)
+    assert res.returncode == 2 and why in res.stderr, res.stderr
+
+
 @pytest.mark.parametrize("opts, why", [
     (["--lock-for", "=tas"], "the site is empty"),
     (["--lock-for", "sites`hot_lock"], "not SITE=LOCK"),
@@ -120,6 +141,7 @@ def test_a_site_that_matches_nothing_is_reported(tmp_path, sites):
     (["--lock-for", "a`b;c=tas"], "';' cannot be"),
     (["--lock-opts", "spin=yield", "--lock-for", "a`b=tas"], "give --lock too"),
     ([], "which locks?"),
+    *(([f for e in entries for f in ("--lock-for", e)], why) for entries, why in SWAPPER_REFUSES),
 ])
 @pytest.mark.parametrize("verb", ["run", "profile"])
 def test_refusals_are_one_line_before_running(tmp_path, verb, opts, why):

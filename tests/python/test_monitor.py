@@ -70,7 +70,7 @@ def test_old_database_gains_the_instrument_column(fake, tmp_path):
             ok INTEGER NOT NULL, error TEXT, wall_s REAL, finished TEXT NOT NULL, raw TEXT);
     """)
     conn.close()
-    from locklab import store
+    from locklab.sweep import store
     conn = store.connect(db)
     cols = {r[1] for r in conn.execute("PRAGMA table_info(points)")}
     assert "instrument" in cols

@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 
 from conftest import locklab, one_line_error
-from locklab import native, profile
+from locklab import native
+from locklab.profile import session
 
 ROOT = Path(__file__).resolve().parents[2]
 PLANTED = ROOT / "tests" / "c" / "prof" / "planted.c"
@@ -152,7 +153,7 @@ def test_interval_reports_stream_while_the_program_runs(tmp_path, planted):
 
 
 def test_signal_dump_with_the_library_alone(tmp_path, planted):
-    env = {**os.environ, "LD_PRELOAD": str(profile.library_path()),
+    env = {**os.environ, "LD_PRELOAD": str(session.library_path()),
            "LOCKLAB_PROF_OUTPUT": str(tmp_path / "r.%p.txt")}
     proc = subprocess.Popen([planted, "1.2", "2"], env=env, stdout=subprocess.DEVNULL)
     time.sleep(0.5)
@@ -164,7 +165,7 @@ def test_signal_dump_with_the_library_alone(tmp_path, planted):
 
 
 def test_library_alone_reports_on_stderr(planted):
-    env = {**os.environ, "LD_PRELOAD": str(profile.library_path())}
+    env = {**os.environ, "LD_PRELOAD": str(session.library_path())}
     res = subprocess.run([planted, "0.3", "2"], env=env, capture_output=True, text=True,
                          timeout=60)
     assert res.returncode == 0

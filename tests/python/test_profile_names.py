@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from conftest import locklab, one_line_error
-from locklab import lines
+from locklab.profile import lines
 
 ROOT = Path(__file__).resolve().parents[2]
 NAMES = ROOT / "tests" / "c" / "prof" / "names.c"

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from conftest import locklab, one_line_error
-from locklab import profile
+from locklab.profile import session
 
 VICTIM = r"""
 #include <pthread.h>
@@ -165,7 +165,7 @@ def victim(tmp_path_factory):
 
 
 def preloaded(**extra):
-    env = {**os.environ, "LD_PRELOAD": str(profile.library_path())}
+    env = {**os.environ, "LD_PRELOAD": str(session.library_path())}
     for name in [n for n in env if n.startswith("LOCKLAB_PROF_")]:
         del env[name]
     env.update(extra)

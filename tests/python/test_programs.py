@@ -19,7 +19,9 @@ from pathlib import Path
 import pytest
 
 from conftest import locklab, one_line_error, rows, stored
-from locklab import native, programs, store
+from locklab import native
+from locklab.swap import check
+from locklab.sweep import drivers, programs, store
 
 SWAPPER = (native.native_dir() / "liblocklab-swap.so").is_file()
 MEMCACHED = shutil.which("memcached") and (shutil.which("memcaslap") or shutil.which("memaslap"))
@@ -310,7 +312,7 @@ def test_program_sweeps_refuse_what_they_cannot_run(tmp_path, args, env, needle)
 def test_the_preset_picks_every_parking_lock_the_swapper_serves_and_native():
     if not SWAPPER:
         pytest.skip("liblocklab-swap.so not built (sanitized build)")
-    from locklab import presets
+    from locklab.sweep import presets
     locks = programs.expand_locks(presets.spec("programs", {})["locks"])
     parking = [a["name"] for a in native.algorithms() if a["parks"]]
     # The spinlocks yield: with PAUSE alone mcs left MariaDB stuck at 64 clients.
@@ -319,15 +321,15 @@ def test_the_preset_picks_every_parking_lock_the_swapper_serves_and_native():
     assert (env["LOCKLAB_SWAP_LOCK"], env["LOCKLAB_SWAP_LOCK_OPTS"]) == ("mcs", "spin=yield")
     assert programs.swap_env("ttas:spin=yield", "backoff_max_ns=100", None)[
         "LOCKLAB_SWAP_LOCK_OPTS"] == "spin=yield,backoff_max_ns=100"
-    assert set(locks[1:-2]) == {lock for lock in parking if programs.swappable(lock)}
+    assert set(locks[1:-2]) == {lock for lock in parking if check.served(lock)}
     assert {"pthread", "futex", "ll", "innodb56"} <= set(locks)
     assert "absl" not in locks  # parks, but is no liblocklab lock: the swapper refuses it
 
 
 def test_the_grid_runs_each_lock_on_one_server_per_pass():
-    from locklab import presets, sweep
+    from locklab.sweep import kinds, presets
     spec = presets.spec("programs", {"locks": ["native", "futex"], "threads": [1, 4]})
-    grid = sweep.grid(spec)
+    grid = kinds.grid(spec)
     assert len(grid) == 3 * 2 * 2 * 3  # passes x locks x clients x (1 + 2 load tests)
     servers = [key for key, _ in itertools.groupby(grid, programs.server_key)]
     assert len(servers) == len(set(servers)) == 3 * 2 * 2  # passes x locks x programs
@@ -341,11 +343,11 @@ def test_the_grid_runs_each_lock_on_one_server_per_pass():
 
 
 def test_an_rwlock_point_takes_no_mutex_options_and_swaps_the_rwlocks_alone():
-    from locklab import presets, sweep
+    from locklab.sweep import kinds, presets
     spec = presets.spec("programs", {"locks": ["native", "futex", "rwlock=ll:bias=0"],
                                      "lock_opts": ["", "spin_ns=100"], "threads": [1],
                                      "repeat": 1, "programs": ["mariadb"]})
-    grid = sweep.grid(spec)
+    grid = kinds.grid(spec)
     # futex in both variants; native and the rwlock's server once each, without them.
     assert [(p.lock, p.lock_opts) for p in grid if p.workload_opts == "oltp_point_select"] == [
         ("native", ""), ("futex", ""), ("futex", "spin_ns=100"), ("rwlock=ll:bias=0", "")]
@@ -429,25 +431,25 @@ Latency (ms):
 
 def test_memcaslap_p99_is_the_upper_edge_of_its_bucket():
     # Buckets (2^(k-1), 2^k] us: 99 of 100 events are at or below the 2^9 bucket.
-    result = programs.parse_memcaslap(MEMCASLAP, "")
+    result = drivers.parse_memcaslap(MEMCASLAP, "")
     assert result["latency_ns_p99"] == 512_000.0
     assert result["latency_ns_max"] == 700_000.0
     assert (result["ops_per_sec"], result["iterations"], result["client_errors"]) == (100, 100, 0)
     assert programs.judge(result) is None
-    lost = programs.parse_memcaslap(MEMCASLAP.replace("get_misses: 0", "get_misses: 7"), "")
+    lost = drivers.parse_memcaslap(MEMCASLAP.replace("get_misses: 0", "get_misses: 7"), "")
     assert programs.judge(lost) == "the load generator counted 7 errors"
-    with pytest.raises(programs.Failed, match="no summary in memcaslap's output: boom"):
-        programs.parse_memcaslap("servers: x\n", "boom\n")
+    with pytest.raises(drivers.Failed, match="no summary in memcaslap's output: boom"):
+        drivers.parse_memcaslap("servers: x\n", "boom\n")
 
 
 def test_sysbench_errors_and_reconnects_fail_the_point():
-    result = programs.parse_sysbench(SYSBENCH, "")
+    result = drivers.parse_sysbench(SYSBENCH, "")
     assert result["ops_per_sec"] == 30714.44 and result["iterations"] == 36128
     assert result["latency_ns_p99"] == pytest.approx(303.33e6)
     assert result["duration_s"] == 1.1755
     assert (result["client_errors"], result["client_reconnects"]) == (3, 1)
     assert programs.judge(result) == "the load generator counted 3 errors"
-    clean = programs.parse_sysbench(SYSBENCH.replace("errors:                      3",
+    clean = drivers.parse_sysbench(SYSBENCH.replace("errors:                      3",
                                                      "errors:                      0"), "")
     assert programs.judge(clean) == "the load generator reconnected 1 times"
 
@@ -499,7 +501,7 @@ def test_compare_refuses_a_program_run_against_a_benchmark_run(tmp_path):
 
 
 def test_a_lock_that_failed_some_passes_is_marked_and_not_ranked():
-    from locklab import program_report
+    from locklab.report import programs as program_report
 
     def point(lock, qps, reps):
         return {"workload": "program:mariadb", "workload_opts": "oltp_point_select",

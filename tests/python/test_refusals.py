@@ -53,13 +53,13 @@ def test_resume_in_a_monitored_environment_is_refused(fake, tmp_path):
 
 def test_a_point_measured_other_than_asked_fails(fake, tmp_path, monkeypatch):
     """Belt and braces: the benchmark's own word on the monitor is what gets stored."""
-    from locklab import store, sweep
+    from locklab.sweep import bench, store
 
     monkeypatch.setenv("LOCKLAB_NATIVE_DIR", str(fake.dir))
     monkeypatch.setenv("FAKE_BENCH", fake.env()["FAKE_BENCH"])
     monkeypatch.setenv("LOCKLAB_MONITOR", "1")  # past the sweep's own check, as if set late
     spec = {"duration": 0.01, "warmup": 0, "instrument": None}
-    outcome = sweep.run_point(store.Point("pthread", "", 2, 1, 0, 0, 0), spec)
+    outcome = bench.run_point(store.Point("pthread", "", 2, 1, 0, 0, 0), spec)
     assert outcome["error"] == ("measured with the lock monitor on where the run asked for "
                                 "it off")
     assert outcome["instrument"] is True
@@ -174,7 +174,7 @@ def test_an_older_file_reads_read_only_with_its_columns_defaulted(fake, tmp_path
     conn.execute("ALTER TABLE points DROP COLUMN instrument")
     conn.commit()
     conn.close()
-    from locklab import store
+    from locklab.sweep import store
     points = store.points(store.connect(db, write=False), 1)
     assert len(points) == 4
     assert {p["instrument"] for p in points} == {0}

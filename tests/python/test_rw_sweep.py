@@ -5,7 +5,9 @@ import sqlite3
 import pytest
 
 from conftest import locklab, one_line_error, rows, target_cell
-from locklab import compare, presets, rw_report, store, sweep
+from locklab.report import rwlocks
+from locklab.sweep import bench, compare, presets, store
+from locklab.sweep.progress import label
 
 RWLOCKS = ["pthread", "pthread:prefer=writer-nonrecursive", "ll", "partitioned", "bravo",
            "innodb56-rw"]
@@ -17,7 +19,7 @@ def test_the_preset_grid():
     assert spec["workload"] == "rw" and spec["locks"] == RWLOCKS
     assert spec["threads"] == [1, 2, 4, 16, 64, 256, 1024]
     assert spec["read_pct"] == [100, 99.9, 99, 90, 50] and spec["hold_ns"] == [0, 1000]
-    points = sweep.grid(spec)
+    points = bench.grid(spec)
     assert len(points) == 6 * 7 * 5 * 2 * 3
     # glibc's rwlock in both preferences, as two variants of one lock.
     assert {(p.lock, p.lock_opts) for p in points} == {
@@ -41,20 +43,20 @@ def test_the_rw_point_runs_as_its_workload_asks():
     spec = presets.spec("rw", {})
     read_only, mixed = (store.Point("pthread", WRITER, 64, 1, 1000, 0, 0, "rw", "", "",
                                     store.rw_opts(pct)) for pct in (100, 99.9))
-    args = sweep.bench_args(mixed, spec)
+    args = bench.bench_args(mixed, spec)
     assert args[:5] == ["bench", "--workload", "rw", "--lock", "pthread"]
     assert args[args.index("--lock-opts") + 1] == WRITER
     assert args[args.index("--read-pct") + 1] == "99.9" and "--mutexes" not in args
     assert args[args.index("--sample-every") + 1] == "16"
-    ro = sweep.bench_args(read_only, spec)
+    ro = bench.bench_args(read_only, spec)
     assert ro[ro.index("--sample-every") + 1] == str(1 << 20)  # no clock in a read loop
-    assert sweep.label(mixed, 3) == "pthread [prefer=writer-nonrecursive] t=64 h=1000 rw " \
+    assert label(mixed, 3) == "pthread [prefer=writer-nonrecursive] t=64 h=1000 rw " \
                                     "99.9% reads r=1/3"
 
 
 def test_given_axes_replace_the_presets():
     spec = presets.spec("rw", {"locks": ["ll", "bravo"], "read_pct": [50.0]})
-    assert {(p.lock, p.workload_opts) for p in sweep.grid(spec)} == {
+    assert {(p.lock, p.workload_opts) for p in bench.grid(spec)} == {
         ("ll", "read_pct=50"), ("bravo", "read_pct=50")}
     # --workload rw on the default grid takes the rwlocks and read fractions of the preset.
     spec = presets.spec(None, {"workload": "rw"})
@@ -220,7 +222,7 @@ def test_the_report_judges_ll_on_stored_figures(rw_run, tmp_path):
     wait = f"writers' max wait ns vs pthread [{WRITER}]"
     assert target_cell(index, mixed, wait, 64) == ("miss", "MISSED")
     # The failed pass counts though the point's medians leave it out, and is named loudly.
-    assert target_cell(index, "all 34 points, every rwlock", rw_report.EXCLUSION, "all") == (
+    assert target_cell(index, "all 34 points, every rwlock", rwlocks.EXCLUSION, "all") == (
         "miss", "MISSED")
     assert ('<p class="alarm">EXCLUSION VIOLATED in 1 point: partitioned t=64 50% reads, '
             'hold 0 ns r=1</p>') in index
@@ -232,9 +234,9 @@ def test_the_report_judges_ll_on_stored_figures(rw_run, tmp_path):
     assert "met    ll read lock+unlock ns, 1 reader (100% reads, hold 0 ns, 1 threads): 9 " \
            "against 10" in out.stdout
     assert "MISSED ll ops/s vs 10x pthread (99.9% reads, hold 0 ns, 256 threads)" in out.stdout
-    assert f"MISSED {rw_report.EXCLUSION} (all 34 points, every rwlock, all threads): 1 " \
+    assert f"MISSED {rwlocks.EXCLUSION} (all 34 points, every rwlock, all threads): 1 " \
            "against 0" in out.stdout
-    md = (tmp_path / "r" / rw_report.MARKDOWN).read_text()
+    md = (tmp_path / "r" / rwlocks.MARKDOWN).read_text()
     assert "ll's throughput / each rwlock's, 99.9% reads, hold 0 ns:" in md and "| MISSED |" in md
 
 
@@ -247,7 +249,7 @@ def mixed_row(db, glibc_passes):
         record(conn, run, rep, rw_figures("ll", "", 256, 50, 0, 5e6))
         record(conn, run, rep, rw_figures("pthread", "", 256, 50, 0, glibc))
     rows = store.points(conn, run)
-    (row,) = [r for r in rw_report.check(store.medians(rows), rows)
+    (row,) = [r for r in rwlocks.check(store.medians(rows), rows)
               if r["target"].startswith("ops/s vs 0.9x pthread")]
     return row
 
@@ -270,12 +272,12 @@ def test_a_baseline_whose_passes_disagree_is_taken_at_its_best(tmp_path):
 
 def test_exclusion_kept_everywhere_is_met():
     rows = [{"workload": "rw", "exclusion_ok": 1}, {"workload": "mutex", "exclusion_ok": None}]
-    (checked,) = rw_report.check([], rows)
-    assert checked["ok"] and checked["ll"] == 0 and rw_report.alarm(rows) == ""
+    (checked,) = rwlocks.check([], rows)
+    assert checked["ok"] and checked["ll"] == 0 and rwlocks.alarm(rows) == ""
     # A point that crashed before reporting it: the check cannot be said to have held.
     rows.append({"workload": "rw", "exclusion_ok": None})
-    (checked,) = rw_report.check([], rows)
-    assert not checked["ok"] and "never reported the exclusion check" in rw_report.alarm(rows)
+    (checked,) = rwlocks.check([], rows)
+    assert not checked["ok"] and "never reported the exclusion check" in rwlocks.alarm(rows)
 
 
 def test_glibcs_two_regimes_are_counted():
@@ -286,10 +288,10 @@ def test_glibcs_two_regimes_are_counted():
     # Another lock's spread, or a failed pass, is not glibc's regime.
     rows += [{**row, "threads": 16, "lock": "ll", "ops_per_sec": 1.0},
              {**row, "threads": 16, "ok": 0, "ops_per_sec": 0.0}]
-    note = rw_report.unsettled_note(rows)
+    note = rwlocks.unsettled_note(rows)
     assert "At 1 of 2 points the passes of glibc's default kind (pthread) lie more" in note
     assert "widest: 77-6.6e+06 ops/s at 64 threads, 50% reads, hold 0 ns" in note
-    assert rw_report.unsettled_note(rows[3:]) == ""
+    assert rwlocks.unsettled_note(rows[3:]) == ""
     # Without CPU figures the regimes are not told.
     assert "Of its passes there" not in note
 
@@ -303,15 +305,15 @@ def test_each_glibc_pass_is_told_to_a_regime():
             for v in (18e6, 22e6)]
     slow = [{**row, "ops_per_sec": v, "cpu_idle_pct": i, "cpu_sys_pct": k}
             for v, i, k in ((6e6, 0.0, 15.8), (2e6, 30.0, 4.0), (4e6, 8.0, 0.5))]
-    assert [rw_report.regime(r) for r in fast + slow] == ["one runner"] * 2 + ["busy"] * 3
-    assert rw_report.regime({**row, "ops_per_sec": 1.0}) is None
-    note = rw_report.unsettled_note(fast + slow + [{**row, "ops_per_sec": 5e6}])
+    assert [rwlocks.regime(r) for r in fast + slow] == ["one runner"] * 2 + ["busy"] * 3
+    assert rwlocks.regime({**row, "ops_per_sec": 1.0}) is None
+    note = rwlocks.unsettled_note(fast + slow + [{**row, "ops_per_sec": 5e6}])
     assert ("Of its passes there, 2 left a quarter or more of the CPU time idle, under 1% of "
             "it in the kernel (one thread at a time), median 2e+07 ops/s; 3 kept the CPUs "
             "busy, median 4e+06 ops/s.") in note
     # Only the points whose passes lie apart are split.
     settled = [{**r, "threads": 16, "ops_per_sec": 9e6} for r in fast + slow]
-    assert "3 kept the CPUs busy" in rw_report.unsettled_note(fast + slow + settled)
+    assert "3 kept the CPUs busy" in rwlocks.unsettled_note(fast + slow + settled)
 
 
 def test_passes_that_left_threads_off_the_cpu_are_named():
@@ -320,10 +322,10 @@ def test_passes_that_left_threads_off_the_cpu_are_named():
     rows = [{**row, "threads": 64, "threads_unscheduled": 0},
             {**row, "threads": 1024, "threads_unscheduled": 17},
             {**row, "threads": 256, "threads_unscheduled": None}]
-    note = rw_report.unscheduled_note(rows)
+    note = rwlocks.unscheduled_note(rows)
     assert "In 1 stored pass (at 1024 threads)" in note
     assert "most: 17 of 1024, pthread, 50% reads, hold 0 ns" in note
-    assert rw_report.unscheduled_note(rows[:1] + rows[2:]) == ""
+    assert rwlocks.unscheduled_note(rows[:1] + rows[2:]) == ""
 
 
 @pytest.mark.parametrize("extra, needle", [

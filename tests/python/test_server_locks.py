@@ -3,7 +3,8 @@
 import pytest
 
 from conftest import locklab, rows, target_cell
-from locklab import compare, ll_targets, presets, store, sweep
+from locklab.studies import ll_targets
+from locklab.sweep import bench, compare, presets, store
 
 # `locklab-bench list --json`'s entries, as far as resolving the preset's locks reads them.
 ALGORITHMS = [{"name": name, "parks": parks} for name, parks in (
@@ -24,7 +25,7 @@ def test_the_preset_grid():
     assert spec["locks"] == PARKING  # every lock that parks, absl once
     assert spec["workload"] == "server" and not spec.get("gates")
     assert spec["threads"] == [1, 4, 16, 64, 256, 1024] and spec["repeat"] == 3
-    points = sweep.grid(spec)
+    points = bench.grid(spec)
     assert len(points) == len(PARKING) * 6 * 3 * 3
     assert {(p.mutexes, p.hold_ns, p.outside_ns) for p in points} == {
         DEFAULT_SHAPE, SHORT_HOLDS, LONG_OUTSIDE}
@@ -42,7 +43,7 @@ def test_the_preset_grid():
 
 def test_a_shape_axis_on_the_command_line_replaces_the_shapes():
     spec = server_locks_spec(hold_ns=[300])
-    assert {(p.mutexes, p.hold_ns, p.outside_ns) for p in sweep.grid(spec)} == {(4, 300, 500)}
+    assert {(p.mutexes, p.hold_ns, p.outside_ns) for p in bench.grid(spec)} == {(4, 300, 500)}
     assert "shapes" not in spec
 
 

@@ -122,7 +122,7 @@ def test_resume_of_a_finished_run_runs_nothing(fake, tmp_path):
 
 
 def test_presets_and_overrides(fake, tmp_path):
-    from locklab import presets
+    from locklab.sweep import presets
 
     study = presets.spec("innodb-mutex", {"add_locks": ["futex", "pthread"], "threads": None})
     assert study["locks"] == ["innodb56", "pthread", "pthread-adaptive", "futex"]

@@ -6,8 +6,9 @@ import re
 import pytest
 
 from conftest import locklab
-from locklab import render, store, verdict
-from locklab.store import Point
+from locklab.report import render, verdict
+from locklab.sweep import store
+from locklab.sweep.store import Point
 
 MACHINE = {"cpu_model": "test", "cores": 2, "kernel": "Linux", "glibc": "glibc 2.36",
            "version": "0"}

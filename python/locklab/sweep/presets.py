@@ -1,6 +1,8 @@
 """Named sweep grids; options on the command line override their values."""
 from __future__ import annotations
 
+from typing import Callable
+
 # Every lock `locklab-bench list` knows, resolved when the sweep starts.
 ALL = "all"
 # Every lock that parks its waiters (`locklab list`: [parks]), resolved the same way.
@@ -240,6 +242,12 @@ def resolve_locks(locks: list[str], algorithms: list[dict]) -> list[str]:
             return [a["name"] for a in algorithms if a["parks"]]
         return [lock]
     return list(dict.fromkeys(name for lock in locks for name in names(lock)))
+
+
+def expand_locks(locks: list[str], algorithms: Callable[[], list[dict]]) -> list[str]:
+    """LOCKS resolved (resolve_locks) against ALGORITHMS(), asked for only when LOCKS
+    name ALL or PARKS."""
+    return resolve_locks(locks, algorithms() if {ALL, PARKS} & set(locks) else [])
 
 
 def spec(preset: str | None, given: dict) -> dict:

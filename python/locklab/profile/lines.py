@@ -1,4 +1,4 @@
-"""Names and file:line for the profiler's frames, outside the profiled program.
+"""File:line for the profiler's frames, looked up outside the profiled program.
 
 The library (liblocklab-prof.so) names every frame `object`symbol+0xOFF` from the
 symbol tables, and writes beside each name where the address lies: the object (its
@@ -11,18 +11,16 @@ libdwfl), which is built when CMake finds libdw.
 """
 from __future__ import annotations
 
-import re
 import shutil
 import subprocess
 from dataclasses import dataclass
 
-from .native import native_dir
-from .swap import profiler_name
+from ..native import native_dir
+from .names import profiler_name
 
 TOOL = "locklab-lines"
 NO_TOOL = (f"no file:line information: {TOOL} was not built (libdw not found at build "
            "time; Debian's libdw-dev)")
-_FRAME = re.compile(r"^(?:(?P<obj>[^`]*)`)?(?P<fn>.*?)(?:\+0x(?P<off>[0-9a-f]+))?$")
 
 
 @dataclass(frozen=True)
@@ -31,27 +29,6 @@ class Line:
     function: str
     file: str
     line: int
-
-
-def split_frame(name: str) -> tuple[str, str, int]:
-    """`object`symbol+0xOFF` -> (object, symbol, OFF); the symbol is "" where only
-    the object is known (`mariadbd`+0xde2889`), the object "" for a bare address."""
-    m = _FRAME.match(name)
-    obj, fn, off = m.group("obj") or "", m.group("fn"), m.group("off")
-    if not m.group("obj") and fn.startswith("0x") and off is None:
-        return "", "", int(fn, 16)
-    return obj, fn, int(off, 16) if off else 0
-
-
-def function_of(name: str, function: str = "") -> str:
-    """The frame's function as `object`symbol` (or `object`FUNCTION`, a name from the
-    debug information: an inlined function), its offset dropped; the frame itself
-    where nothing names it."""
-    obj, fn, _ = split_frame(name)
-    fn = function or fn
-    if not fn:
-        return name
-    return f"{obj}`{fn}" if obj else fn
 
 
 def tool_path():

@@ -1,10 +1,11 @@
-"""locklab run: an unmodified program with its pthread mutexes swapped.
+"""`locklab run`: an unmodified program with its pthread mutexes swapped.
 
 Runs CMD with liblocklab-swap.so preloaded: every pthread_mutex_t of the
 program gets the algorithm --lock names, or only those --lock-for names get
-theirs, and every pthread_rwlock_t the rwlock --rwlock names (docs/swap.md).  The locks and their options are checked by the library
-itself before CMD starts, and CMD is checked as `locklab profile` checks it
-(profile.resolve_program); the program's exit status, or the signal it died
+theirs, and every pthread_rwlock_t the rwlock --rwlock names (docs/swap.md).  The
+locks and their options are checked as the library checks them (swap.check) before
+CMD starts, and CMD is checked as `locklab profile` checks it
+(launch.program.resolve_program); the program's exit status, or the signal it died
 of, is locklab's.
 """
 from __future__ import annotations
@@ -12,46 +13,37 @@ from __future__ import annotations
 import argparse
 import os
 
-from . import profile, swap
-from .errors import LocklabError
+from ..errors import LocklabError
+from ..launch.process import pass_on, spawn, wait_through_interrupts
+from ..launch.program import resolve_program
+from ..swap import check
+from ..swap.settings import library_path as swapper_library
+from ..swap.sites import SiteCounts, mangled_sites
+from .parser import add_command, add_swap_options, command_of, swap_settings
 
 
-def environment(args, library) -> dict[str, str]:
-    env = swap.environment(dict(os.environ), args, library)
-    env["LOCKLAB_SWAP_STATS"] = "1" if args.stats else "0"
-    if args.stats_json:
-        env["LOCKLAB_SWAP_STATS_JSON"] = os.path.abspath(args.stats_json)
-    return env
-
-
-def run(args, cmd: list[str]) -> int:
+def command(args: argparse.Namespace) -> int:
+    cmd = command_of(args)
     if not cmd:
         raise LocklabError("no command to run: locklab run --lock NAME [options] -- CMD [ARGS]")
-    swap.check_arguments(args)
-    if not args.lock and not args.lock_for and not args.rwlock:
+    settings = swap_settings(args, rwlock=args.rwlock, rwlock_opts=args.rwlock_opts,
+                             stats=args.stats, stats_json=args.stats_json)
+    if not settings.swaps():
         raise LocklabError("which locks? give --lock NAME (every mutex), --lock-for SITE=NAME "
                            "(the mutexes named SITE), --rwlock NAME (every rwlock), or several")
-    library = swap.library_path()
-    program = profile.resolve_program(cmd[0], library=library, verb="swap its locks")
-    swap.mangled_sites(args, program)
-    env = environment(args, library)
-    swap.check_lock(env)
-    sites = swap.Sites(args)
+    library = swapper_library()
+    program = resolve_program(cmd[0], library, "swap its locks")
+    settings, origin = mangled_sites(settings, program)
+    check.check(settings)
+    counts = SiteCounts(settings, origin)
     try:
-        proc = profile._spawn(cmd, sites.set(env))
+        proc = spawn(cmd, counts.set(settings.environment(dict(os.environ), library)))
     except BaseException:
-        sites.discard()
+        counts.discard()
         raise
-    while True:
-        try:
-            status = proc.wait()
-            break
-        except KeyboardInterrupt:
-            continue  # the program got the ^C too: its own status says what it did
-    sites.warn_unmatched("run")
-    if status < 0:
-        profile._die_of(-status)
-    return profile._status(status)
+    status = wait_through_interrupts(proc)
+    counts.warn_unmatched("run")
+    return pass_on(status)
 
 
 def add_parser(sub) -> None:
@@ -68,8 +60,8 @@ def add_parser(sub) -> None:
         "pthread_rwlock_t but a process-shared one is served by that rwlock of the "
         "library; alone, it leaves the mutexes glibc's.  The program's exit status or "
         "death signal is passed through.")
-    swap.add_arguments(p, "the algorithm of every mutex no --lock-for chose (locklab list "
-                       "names them)")
+    add_swap_options(p, "the algorithm of every mutex no --lock-for chose (locklab list "
+                     "names them)")
     p.add_argument("--rwlock", metavar="NAME[:K=V,...]",
                    help="the rwlock of every pthread_rwlock_t (locklab list --rwlock names "
                    "them), with its options after ':'")
@@ -78,7 +70,5 @@ def add_parser(sub) -> None:
                    help="one line per process on stderr at its exit")
     p.add_argument("--stats-json", metavar="FILE",
                    help="append one JSON object per process to FILE at its exit")
-    p.add_argument("cmd", nargs=argparse.REMAINDER, metavar="-- CMD [ARGS...]",
-                   help="the program to run and its arguments")
-    p.set_defaults(func=lambda args: run(args, args.cmd[1:] if args.cmd[:1] == ["--"]
-                                         else args.cmd))
+    add_command(p)
+    p.set_defaults(func=command)

@@ -18,10 +18,11 @@ import itertools
 import math
 from statistics import median
 
-from . import store
+from ..sweep import store
 from .render import Cell, html_table
 
 METRIC = "ns_per_iter"
+# The lock every other is weighed against: glibc's default mutex (and rwlock).
 BASELINE = "pthread"
 # With one repeat per point: margins under 10% count as ties.
 ONE_REPEAT_TIE = 0.10

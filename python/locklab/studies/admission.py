@@ -46,8 +46,8 @@ import random
 from functools import lru_cache
 from pathlib import Path
 
-from .presets import innodb_settle_s
-from .render import html_table, judged, log2_x, markdown_table, new_figure
+from ..report.render import html_table, judged, log2_x, markdown_table, new_figure
+from ..sweep.presets import innodb_settle_s
 
 # The study's figures (sysbench, InnoDB's kernel_mutex, 256 threads for the first).
 STUDY_BY_N = {0: 68369.02, 4: 137999.96, 8: 194537.48, 16: 161985.59, 32: 158296.21,
@@ -604,6 +604,18 @@ def section(points: list[dict], out: Path, raw: list[dict] | None = None) -> str
 
 # The targets as text lines, beside index.html, for `locklab report` to print.
 TARGETS_FILE = "admission-targets.txt"
+# What a report rewrites (report.index.Study).
+FILES = (TARGETS_FILE,)
+
+
+def mutex_section(points: list[dict]) -> str:
+    """Nothing: the study runs the server workload alone."""
+    return ""
+
+
+def server_section(points: list[dict], out: Path, raw: list[dict]) -> str:
+    """The section, where the server's points ran behind admission gates."""
+    return section(points, out, raw) if any(p["gate"] for p in points) else ""
 
 
 def summary(checks: list[dict]) -> str:

@@ -1,6 +1,6 @@
 """How the report draws and writes: figures, number formats, HTML and Markdown tables.
 
-The study-specific analyses (admission.py, ll_targets.py) and report.py all
+The report's pages and sections (report/) and the studies' (studies/) all
 render through here, so a number reads the same in every table of a report.
 """
 from __future__ import annotations

@@ -1,8 +1,8 @@
 """argparse types for the `locklab` command's options: bounded, finite, one-line errors.
 
 Each bound is what the program that takes the value accepts (locklab-bench's in
-src/bench/bench.c and server.c), so a sweep refuses a value before a run is stored,
-not when its first point fails.
+src/bench/bench.c and server.c, the profiler's in src/prof), so a command refuses a
+value before anything runs or is stored, not when its first point fails.
 """
 from __future__ import annotations
 
@@ -62,6 +62,25 @@ def number(minimum: float, maximum: float, kind=float, strict: bool = False):
                 or (strict and value == minimum)):
             low = "(" if strict else "["
             raise argparse.ArgumentTypeError(f"{text} is outside {low}{minimum:g}, {maximum:g}]")
+        return value
+
+    return parse
+
+
+def in_range(lo: float, hi: float, kind=int, meaning: str = ""):
+    """A whole number (KIND int) or a finite number (float) in [lo, hi], else one line
+    naming the range, MEANING after it (' seconds', '; 0: off')."""
+    shown = (lambda v: str(v)) if kind is int else (lambda v: f"{v:g}")
+    what = "a whole number" if kind is int else "a number"
+
+    def parse(text: str):
+        valid = f"valid: {shown(lo)}-{shown(hi)}{meaning}"
+        try:
+            value = int(text, 10) if kind is int else float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not {what} ({valid})") from None
+        if not math.isfinite(value) or not lo <= value <= hi:
+            raise argparse.ArgumentTypeError(f"{text} is out of range ({valid})")
         return value
 
     return parse

@@ -11,9 +11,9 @@ from __future__ import annotations
 import html
 from pathlib import Path
 
-from . import presets, store
+from ..sweep import presets, store
+from ..sweep.store import PROGRAM
 from .render import fmt, html_table, log2_x, log_y, markdown_table, new_figure, shared_legend
-from .sweep import PROGRAM
 
 MARKDOWN = "programs.md"
 # What each program's throughput counts, and who drives it.

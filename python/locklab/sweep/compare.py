@@ -4,9 +4,9 @@ from __future__ import annotations
 import math
 import sqlite3
 
+from ..errors import LocklabError
 from . import store
-from .errors import LocklabError
-from .sweep import PROGRAM
+from .store import PROGRAM
 
 # Points of two runs match on these; lock_opts is left out so that a lock can be
 # compared with itself under other options (sweep A default, sweep B tuned). An rw

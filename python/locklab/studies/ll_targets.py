@@ -21,11 +21,11 @@ client count from 4:
 """
 from __future__ import annotations
 
-from .render import fmt, html_table, judged, markdown_table
-from .verdict import apart, samples
+from ..report.checks import (CANDIDATE, add_check, panel_ratios, ratio_table, target_lines,
+                             target_table, targets_heading, write_tables)
+from ..report.render import fmt, html_table, judged
+from ..report.verdict import BASELINE, apart, samples
 
-CANDIDATE = "ll"
-BASELINE = "pthread"
 HIGH = (64, 1024)
 SERIAL_SHARE = 0.97
 SERVER_RIVALS = ("pthread", "pthread-adaptive", "futex", "absl")
@@ -100,17 +100,6 @@ def qps_detail(ll: float, best: float, rival: str, mine: list[float], theirs: li
     return text
 
 
-def add_check(rows: list[dict], where, target: str, threads, value: float, bound: float,
-           ok: bool, detail: str | None = None) -> None:
-    """One target's row; DETAIL, when given, is what its printed line says after the colon
-    (else the figure against the bound)."""
-    row = {"where": where, "target": target, "threads": threads, "ll": value,
-           "bound": bound, "ok": ok}
-    if detail:
-        row["detail"] = detail
-    rows.append(row)
-
-
 def check(points: list[dict]) -> list[dict]:
     """One row per target and hold time (where): ll's figure, the bound, whether it holds."""
     rows: list[dict] = []
@@ -182,20 +171,6 @@ def server_check(points: list[dict], raw: list[dict] | None = None) -> list[dict
     return rows
 
 
-def panel_ratios(panels: dict) -> dict:
-    """panel key -> other lock -> threads -> ll's throughput / that lock's."""
-    out = {}
-    for key, panel in panels.items():
-        table: dict[str, dict[int, float]] = {}
-        for (lock, t), p in panel.items():
-            mine = panel.get((CANDIDATE, t))
-            if lock != CANDIDATE and mine:
-                table.setdefault(lock, {})[t] = mine["ops_per_sec"] / p["ops_per_sec"]
-        if table:
-            out[key] = table
-    return out
-
-
 def ratios(points: list[dict]) -> dict[int, dict[str, dict[int, float]]]:
     """hold -> other lock -> threads -> ll's throughput / that lock's (one mutex)."""
     return panel_ratios(_panels(points))
@@ -233,26 +208,9 @@ def ablation(points: list[dict]) -> list[dict]:
     return sorted(rows, key=lambda r: (r["opts"], r["hold_ns"], r["threads"]))
 
 
-def ratio_table(table: dict[str, dict[int, float]], axis: str) -> tuple[list, list[list]]:
-    """(headers, rows) of one panel's ratios: a row per lock, a column per thread count,
-    each ratio below 1 judged a miss."""
-    threads = sorted({t for row in table.values() for t in row})
-    return ([f"lock \\ {axis}", *map(str, threads)],
-            [[lock, *(judged(f"{row[t]:.2f}", row[t] >= 1) if t in row else None
-                      for t in threads)] for lock, row in sorted(table.items())])
-
-
-def target_table(rows: list[dict], where: str, axis: str, name=str) -> tuple[list, list[list]]:
-    """(headers, rows) of the targets: NAME(where), target, threads, ll, bound, met/MISSED."""
-    return ([where, "target", axis, "ll", "bound", ""],
-            [[name(r["where"]), r["target"], r["threads"], f"{r['ll']:.4g}",
-              f"{r['bound']:.4g}", judged("met" if r["ok"] else "MISSED", r["ok"])]
-             for r in rows])
-
-
-def targets_heading(rows: list[dict]) -> str:
-    missed = sum(not r["ok"] for r in rows)
-    return f"Targets: {len(rows) - missed} met, {missed} missed"
+def mutex_section(points: list[dict]) -> str:
+    """html_section where ll ran; '' without it (report.index.Study)."""
+    return html_section(points) if any(p["lock"] == CANDIDATE for p in points) else ""
 
 
 def html_section(points: list[dict]) -> str:
@@ -292,12 +250,14 @@ def server_tables(points: list[dict]) -> list[tuple[str, list, list[list]]]:
 # The server section's tables in Markdown, beside index.html (for docs/bench.md), and
 # its targets as text lines, which `locklab report` prints.
 SERVER_MARKDOWN = "ll-server.md"
-SERVER_TARGETS_FILE = "ll-server-targets.txt"
+TARGETS_FILE = "ll-server-targets.txt"
+# What a report rewrites (report.index.Study).
+FILES = (SERVER_MARKDOWN, TARGETS_FILE)
 
 
 def server_section(points: list[dict], out, raw: list[dict] | None = None) -> str:
     """The report's section on ll in the server workload (HTML), per workload shape;
-    also writes SERVER_MARKDOWN and SERVER_TARGETS_FILE into OUT (RAW, the passes, adds
+    also writes SERVER_MARKDOWN and TARGETS_FILE into OUT (RAW, the passes, adds
     their ranges to the qps lines there). Empty without ll."""
     tables = server_tables(points)
     if not tables:
@@ -307,27 +267,6 @@ def server_section(points: list[dict], out, raw: list[dict] | None = None) -> st
              "workload shape; below 1 in red.</p>"]
     parts += write_tables(tables, "ll against every lock (server workload, no gate)",
                           out / SERVER_MARKDOWN)
-    (out / SERVER_TARGETS_FILE).write_text(
+    (out / TARGETS_FILE).write_text(
         target_lines(server_check(points, raw), shape_title, "clients"), encoding="utf-8")
     return "\n".join(parts)
-
-
-def write_tables(tables: list[tuple[str, list, list[list]]], heading: str, path) -> list[str]:
-    """Each (title, headers, rows) table as HTML, returned; all of them in Markdown under
-    HEADING, written to PATH (for the docs)."""
-    md = [f"# {heading}\n"]
-    for title, headers, rows in tables:
-        md.append(f"\n{title}:\n\n" + markdown_table(headers, rows))
-    path.write_text("".join(md), encoding="utf-8")
-    return [f"<h3>{title}</h3>" + html_table(headers, rows) for title, headers, rows in tables]
-
-
-def target_lines(rows: list[dict], name, axis: str) -> str:
-    """The targets as `locklab report` prints them, a line each: met or MISSED, who
-    (ll, unless the row names its `subject`), the target, where and at how many AXIS, then
-    the row's `detail` or else its figure against the bound."""
-    return "".join(
-        f"{'met   ' if r['ok'] else 'MISSED'} "
-        + " ".join(filter(None, (r.get("subject", CANDIDATE), r["target"])))
-        + f" ({name(r['where'])}, {r['threads']} {axis}): "
-        + r.get("detail", f"{r['ll']:.4g} against {r['bound']:.4g}") + "\n" for r in rows)

@@ -24,12 +24,13 @@ from __future__ import annotations
 import statistics
 from pathlib import Path
 
-from . import store
-from .ll_targets import (BASELINE, CANDIDATE, add_check, panel_ratios, ratio_table,
-                         target_lines, target_table, targets_heading, write_tables)
+from ..sweep import presets, store
+from .checks import (CANDIDATE, add_check, panel_ratios, ratio_table, target_lines, target_table,
+                     targets_heading, write_tables)
+from .verdict import BASELINE
 from .render import line_panels
 
-WORKLOAD = "rw"
+WORKLOAD = presets.RW_WORKLOAD
 WRITER_BASELINE = store.lock_label(BASELINE, "prefer=writer-nonrecursive")
 READ_NS = 10.0
 READ_HEAVY, READ_HEAVY_THREADS, READ_HEAVY_RATIO = 99.9, (64, 256), 10.0

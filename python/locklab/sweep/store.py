@@ -12,7 +12,11 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import NamedTuple
 
-from .errors import LocklabError
+from ..errors import LocklabError
+
+
+# A program point's workload: this, then the program's name (sweep/programs.py).
+PROGRAM = "program:"
 
 
 class Point(NamedTuple):
@@ -78,7 +82,7 @@ SERVER_METRICS = (
     ("gate_barges", "INTEGER"),
 )
 SERVER_METRIC_NAMES = tuple(name for name, _ in SERVER_METRICS)
-# What only a program point reports (NULL for the benchmark's points; programs.py):
+# What only a program point reports (NULL for the benchmark's points; sweep/programs.py):
 # the server's CPU over the load (cores busy), the load generator's failed requests
 # and reconnections, and the swapper's count of the server's mutexes it served and
 # of those it passed to glibc, and of the rwlocks it served (NULL for the unswapped

@@ -1,4 +1,4 @@
-"""`locklab report`: a run's graphs, tables and data, tied together by index.html."""
+"""A run's report: its graphs, tables and data, tied together by index.html."""
 from __future__ import annotations
 
 import csv
@@ -6,10 +6,29 @@ import html
 import json
 from pathlib import Path
 from statistics import median
+from typing import Protocol, Sequence
 
-from . import admission, ll_targets, program_report, rw_report, store, sweep, verdict
+from ..sweep import kinds, store
+from . import programs, rwlocks, verdict
 from .render import CSS, fmt, html_table, kv_table, line_panels, new_figure, plain_y
 from .verdict import crossings, panel_title
+
+
+class Study(Protocol):
+    """A study's sections in the report (studies/): the report knows none by name."""
+
+    # Its targets as text lines, which `locklab report` prints.
+    TARGETS_FILE: str
+    # What else it writes beside index.html, removed first so none outlives a rewrite.
+    FILES: tuple[str, ...]
+
+    def mutex_section(self, points: list[dict]) -> str:
+        """HTML after the mutex charts (POINTS: the mutex medians); '' for none."""
+
+    def server_section(self, points: list[dict], out: Path, raw: list[dict]) -> str:
+        """HTML after the mutex part (POINTS: the server workload's medians, RAW its
+        stored rows), writing its files into OUT; '' for none."""
+
 
 # The line charts: file stem, metric, y label, log y axis, heading in index.html, and
 # what the chart shows and how to read it (WAIT_FLOOR filled in from the run).
@@ -192,8 +211,8 @@ def grid_value(key: str, value) -> str:
 
 
 def index_html(run: dict, rows: list[dict], points: list[dict], crossed: list[dict],
-               extra: str = "") -> str:
-    planned = len(sweep.grid(run["spec"]))
+               extra: str = "", studies: Sequence[Study] = ()) -> str:
+    planned = len(kinds.grid(run["spec"]))
     failed = [r for r in rows if not r["ok"]]
     state = (f"finished {run['finished']}" if run["finished"]
              else f"incomplete: {len(rows)} of {planned} points")
@@ -221,8 +240,7 @@ def index_html(run: dict, rows: list[dict], points: list[dict], crossed: list[di
             parts.append(f'<p><img src="{stem}.png" alt="{stem}"></p>')
             if stem == "ns_per_iter":
                 parts.append("<h3>Crossing points</h3>" + crossings_table(crossed))
-        if any(p["lock"] == ll_targets.CANDIDATE for p in points):
-            parts.append(ll_targets.html_section(points))
+        parts += filter(None, (study.mutex_section(points) for study in studies))
         parts.append("<h2>CPU and context switches at the most threads</h2>")
         parts.append('<p class="caption">Per lock, at its most threads: the machine\'s CPU '
                      "split into user (us), system (sy) and idle (id), as vmstat shows it, and "
@@ -242,35 +260,35 @@ def index_html(run: dict, rows: list[dict], points: list[dict], crossed: list[di
     return "\n".join(parts)
 
 
-# The verdict and the targets as text lines, written beside index.html for `locklab
-# report` to print.
-TARGET_FILES = (verdict.VERDICT_FILE, admission.TARGETS_FILE, ll_targets.SERVER_TARGETS_FILE,
-                rw_report.TARGETS_FILE)
+def target_files(studies: Sequence[Study] = ()) -> tuple[str, ...]:
+    """The verdict and the targets as text lines, written beside index.html for `locklab
+    report` to print."""
+    return (verdict.VERDICT_FILE, *(study.TARGETS_FILE for study in studies),
+            rwlocks.TARGETS_FILE)
 
 
-def write(conn, run_id: int, out: Path) -> Path:
-    """Write the report of a run into OUT; its index.html."""
+def write(conn, run_id: int, out: Path, studies: Sequence[Study] = ()) -> Path:
+    """Write the report of a run into OUT, with the sections of STUDIES; its index.html."""
     run = store.get_run(conn, run_id)
     rows = store.points(conn, run_id)
     points = store.medians(rows)
-    # The server workload's points behind gates are the admission study's: admission.py
-    # draws them; ll against the other locks there, shape by shape, is ll_targets.py's.
-    # Real programs' points have clients and loads: program_report.py draws them; the
-    # rw workload's read fractions and rwlocks, rw_report.py.
+    # The server workload's points are the studies': behind gates, the admission
+    # study's; ll against the other locks there, shape by shape, ll's targets'.
+    # Real programs' points have clients and loads: report/programs.py draws them;
+    # the rw workload's read fractions and rwlocks, report/rwlocks.py.
     server = [p for p in points if p["workload"] == "server"]
-    rw = [p for p in points if p["workload"] == rw_report.WORKLOAD]
-    program = [p for p in points if program_report.is_program(p)]
+    rw = [p for p in points if p["workload"] == rwlocks.WORKLOAD]
+    program = [p for p in points if programs.is_program(p)]
     points = [p for p in points if p["workload"] == "mutex"]
     crossed = crossings(rows)
     out.mkdir(parents=True, exist_ok=True)
-    for stale in (*TARGET_FILES, program_report.MARKDOWN, ll_targets.SERVER_MARKDOWN,
-                  rw_report.MARKDOWN):
+    for stale in (*target_files(studies), *(f for study in studies for f in study.FILES),
+                  programs.MARKDOWN, rwlocks.MARKDOWN):
         (out / stale).unlink(missing_ok=True)
     raw = [r for r in rows if r.get("workload") == "server"]
-    extra = admission.section(server, out, raw) if any(p["gate"] for p in server) else ""
-    extra += ll_targets.server_section(server, out, raw)
-    extra += program_report.section(program, out, run["spec"].get("repeat", 1))
-    extra += rw_report.section(rw, rows, out)
+    extra = "".join(study.server_section(server, out, raw) for study in studies)
+    extra += programs.section(program, out, run["spec"].get("repeat", 1))
+    extra += rwlocks.section(rw, rows, out)
     write_data(out, run, rows, crossed)
     told = verdict.terminal(rows, run_id)
     if told:
@@ -280,5 +298,5 @@ def write(conn, run_id: int, out: Path) -> Path:
             line_chart(points, metric, ylabel, logy, out / f"{stem}.png")
         cpu_chart(points, out / "cpu.png")
     index = out / "index.html"
-    index.write_text(index_html(run, rows, points, crossed, extra), encoding="utf-8")
+    index.write_text(index_html(run, rows, points, crossed, extra, studies), encoding="utf-8")
     return index

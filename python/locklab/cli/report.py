@@ -1,0 +1,36 @@
+"""`locklab report RUN`: a run's graphs, tables and data, and its verdict and targets
+printed."""
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from ..studies import admission, ll_targets
+from ..sweep import store
+from .parser import RUN_HELP
+
+# The studies whose sections a report includes, in this order.
+STUDIES = (admission, ll_targets)
+
+
+def command(args: argparse.Namespace) -> int:
+    # Imported here: matplotlib takes a good part of a second to load, which every
+    # other command would pay for nothing.
+    from ..report import index
+
+    conn = store.connect(args.db, write=False)
+    run_id = store.resolve_run(conn, args.run)
+    page = index.write(conn, run_id, args.out or Path(f"locklab-report-{run_id}"), STUDIES)
+    print(page)
+    for name in index.target_files(STUDIES):  # a server or rw run's targets, met or MISSED
+        checked = page.parent / name
+        if checked.exists():
+            print(checked.read_text(encoding="utf-8"), end="")
+    return 0
+
+
+def add_parser(sub, db) -> None:
+    rp = sub.add_parser("report", parents=[db], help="graphs, tables and data of a run")
+    rp.add_argument("run", metavar="RUN", help=RUN_HELP)
+    rp.add_argument("--out", type=Path, help="directory (default ./locklab-report-RUN)")
+    rp.set_defaults(func=command)

@@ -1,0 +1,71 @@
+"""The two kinds of sweep, behind one interface: the benchmark's (bench.py: a fresh
+locklab-bench process per point) and real programs' (programs.py: a server start per
+pass, program and lock, driven by its load generator). A spec with `programs` is the
+second kind; the command, the dry run and the report ask the kind, never the spec."""
+from __future__ import annotations
+
+import os
+import sqlite3
+import sys
+from typing import Protocol, TextIO
+
+from ..errors import LocklabError
+from . import bench, programs
+from .store import Point
+
+# Environment variables that make liblocklab measure with the lock monitor on.
+# (LOCKLAB_WATCHDOG adds a thread that scans the locks: not the configuration either.)
+MONITOR_ENV = ("LOCKLAB_MONITOR", "LOCKLAB_WATCHDOG")
+
+
+class SweepKind(Protocol):
+    # The time a point costs beyond its window, as the dry run says it.
+    start_cost: str
+    # What the lock monitor, set in the environment, would be on for; and the fix.
+    monitor_refusal: tuple[str, str]
+
+    def workload(self, spec: dict) -> str:
+        """The workload the dry run names."""
+
+    def prepare(self, spec: dict, lock_for: list[str], rwlocks: list[str]) -> None:
+        """A new run's spec made ready: its locks resolved ('all', 'parks'), --lock-for's
+        and --rwlock's added, and everything refused that cannot run, before anything
+        runs or is stored."""
+
+    def before_resume(self, spec: dict) -> None:
+        """Refuse a stored run whose points this machine cannot run now."""
+
+    def grid(self, spec: dict) -> list[Point]:
+        """Every point of the sweep, in the order they run."""
+
+    def expected_seconds(self, spec: dict, points: list[Point]) -> float:
+        """About how long POINTS take to run, from their lengths alone."""
+
+    def run(self, conn: sqlite3.Connection, run_id: int, spec: dict,
+            stream: TextIO = sys.stderr) -> None:
+        """Run every point of the run not stored yet, storing each as it ends."""
+
+
+def of(spec: dict) -> SweepKind:
+    return programs.KIND if spec.get("programs") else bench.KIND
+
+
+def grid(spec: dict) -> list[Point]:
+    """Every point of SPEC's sweep, in the order they run."""
+    return of(spec).grid(spec)
+
+
+def check_environment(spec: dict) -> None:
+    """Refuse an environment that would measure other than the run's spec says.
+
+    The benchmark and the servers inherit the sweep's environment, and the library
+    turns its lock monitor on from there: every point would be measured instrumented
+    and stored as if it were not.
+    """
+    if spec.get("instrument"):
+        return
+    set_here = [name for name in MONITOR_ENV if os.environ.get(name, "") not in ("", "0", "off")]
+    if set_here:
+        what, fix = of(spec).monitor_refusal
+        raise LocklabError(f"{set_here[0]}={os.environ[set_here[0]]} would run {what} with "
+                           f"the lock monitor on: {fix}")
