@@ -24,7 +24,7 @@ static void json_stats(struct prof_buf *b, const struct stats *s, const char *to
 }
 
 /* [object, "0xLINK"]: where a return address lies, for symbolisers outside the
- * process (python/locklab/lines.py): the object's index in "objects" and the
+ * process (python/locklab/profile/lines.py): the object's index in "objects" and the
  * address as linked (pc - bias); [-1, "0xPC"] in no known object. */
 static void json_at(struct ctx *c, struct prof_buf *b, uintptr_t pc)
 {
@@ -188,7 +188,7 @@ static uint32_t trace_lock_index(struct ctx *c, struct prof_buf *names, uint32_t
 /*
  * {"pid", "locks": [names], "threads": [{tid, name, waits, dropped, "events":
  * [[start_ns, wait_ns, lock, "event"], ...]}]}: each thread's last waits, oldest
- * first, for python/locklab/profile.py to turn into a Chrome trace.
+ * first, for python/locklab/profile/trace.py to turn into a Chrome trace.
  */
 void report_trace(struct ctx *c, struct prof_buf *b)
 {
