@@ -197,6 +197,8 @@ void prof_start_helper(void);          /* the dump thread, once the program has 
 
 /* records.c */
 struct prof_thread *prof_thread_get(void); /* NULL when out of memory */
+/* A thread's table, on the reporter's list (name: NULL or up to 15 bytes). */
+struct prof_thread *prof_thread_new(pid_t tid, const char *name);
 
 /* locks.c */
 struct prof_lock *prof_lock_find(const void *addr, int create);
@@ -215,8 +217,9 @@ void prof_lock_each_sampled(void (*fn)(void *, uintptr_t, uintptr_t), void *arg)
 void prof_lock_after_fork(void);
 uint64_t prof_lock_dropped(void);
 
-/* stacks.c */
+/* stacks.c: ids 1.., 0 when the table is full */
 uint32_t prof_stack_capture(uintptr_t from_pc);
+uint32_t prof_stack_intern(const uintptr_t *pc, int n);   /* frames known already */
 const uintptr_t *prof_stack_get(uint32_t id, int *depth);
 uint64_t prof_stack_dropped(void);
 
@@ -224,6 +227,14 @@ uint64_t prof_stack_dropped(void);
 /* count: 1 for an event, 0 to add ns to the record alone (a leftover blame). */
 void prof_record(uint8_t event, uint8_t kind, const void *addr, uintptr_t site,
 		 uintptr_t caller, uint32_t stack, uint64_t ns, uint32_t count);
+/* Many events at once, into thread t's record (its one writer calls): count and
+ * total_ns added, max_ns the largest, hist added bucket by bucket. */
+struct prof_sum {
+	uint64_t count, total_ns, max_ns;
+	uint32_t hist[PROF_HIST];
+};
+void prof_record_add(struct prof_thread *t, uint8_t event, uint8_t kind, uintptr_t addr,
+		     uintptr_t site, uintptr_t caller, uint32_t stack, const struct prof_sum *sum);
 struct prof_thread *prof_threads(void);
 void prof_threads_after_fork(void);
 
