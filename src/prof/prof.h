@@ -272,7 +272,28 @@ void prof_buf_json_str(struct prof_buf *b, const char *s);
 void prof_buf_free(struct prof_buf *b);
 
 /* report.c */
-enum prof_dump_reason { PROF_DUMP_EXIT, PROF_DUMP_SIGNAL, PROF_DUMP_INTERVAL };
+/* DETACH: locklab-attach's trace ended while its process ran on. */
+enum prof_dump_reason { PROF_DUMP_EXIT, PROF_DUMP_SIGNAL, PROF_DUMP_INTERVAL, PROF_DUMP_DETACH };
+/*
+ * Whose report it is.  The profiler's is its own process: all zero, the pid
+ * read at report time (a fork changes it).  locklab-attach reports a process
+ * it traces from outside, whose waits it sees as futex calls: `traced`, so
+ * the report says hold times are not seen and calls the holders wakers (the
+ * threads whose wake ended a wait).  The hooks, each optional, add to the
+ * report: file:line after a frame in the text ("planted.c:88", "" when none),
+ * a frame's JSON "lines" value (an array, or null), lines under the text's
+ * header, members at the end of the JSON object (each starting with a comma).
+ */
+struct prof_subject {
+	const char *tool;               /* NULL: "locklab-prof" */
+	pid_t pid, ppid;
+	int traced;
+	const char *(*text_where)(uintptr_t pc);
+	void (*json_lines)(struct prof_buf *b, uintptr_t pc);
+	void (*text_notes)(struct prof_buf *b);
+	void (*json_members)(struct prof_buf *b);
+};
+extern struct prof_subject prof_subject;
 extern int prof_exit_signal;           /* the exit report is written before this signal kills */
 /* trace: the timeline as JSON (NULL: none; only with LOCKLAB_PROF_TRACE). */
 void prof_report(enum prof_dump_reason why, struct prof_buf *text, struct prof_buf *json,
