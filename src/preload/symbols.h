@@ -3,7 +3,9 @@
  * plockstat prints them ("object`symbol+0x1c"), for the preloaded libraries:
  * the profiler names locks and frames with it at report time, the lock
  * swapper names a mutex the same way to decide whether it is one the user
- * chose (`locklab run --lock-for`).  Same code, so the same name.
+ * chose (`locklab run --lock-for`).  Same code, so the same name; and the
+ * same again for locklab-attach, which names another process's locks and
+ * frames from its /proc/PID/maps (pl_syms_begin_pid).
  *
  * No malloc anywhere (the object list and symbol tables live in the owner's
  * arena, the files are mmap'd) unless the owner's demangle hook mallocs, and
@@ -15,6 +17,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "arena.h"
 
@@ -34,6 +37,11 @@ struct pl_syms {
 /* The loaded objects, afresh (their symbols are read when first asked for):
  * dl_iterate_phdr, which takes the loader's lock. */
 void pl_syms_begin(struct pl_syms *s);
+/* The objects mapped in another process, from /proc/PID/maps; each one's file is
+ * read as that process mapped it (/proc/PID/map_files, else its path under
+ * /proc/PID/root).  Uses stdio: not for inside a program.  0, or -1 (errno set)
+ * when the maps cannot be read. */
+int pl_syms_begin_pid(struct pl_syms *s, pid_t pid);
 /* Make sure the object holding addr is known, by _dl_find_object (no lock, no
  * malloc: safe where the loader's lock may be held by someone waiting on the
  * caller); 0 when no object holds addr (the heap, a stack). */
