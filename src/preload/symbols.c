@@ -482,8 +482,7 @@ static const struct sym *lookup(const struct symtab *tab, uintptr_t a)
 	return NULL;
 }
 
-/* C++ names demangled, the parameter list dropped (plockstat prints ha_innobase::rnd_next). */
-static void put_name(struct pl_syms *syms, const char *name, char *buf, size_t len)
+void pl_sym_demangle(struct pl_syms *syms, const char *name, char *buf, size_t len)
 {
 	if (!syms->demangle || name[0] != '_' || name[1] != 'Z' || syms->demangle(name, buf, len)) {
 		snprintf(buf, len, "%s", name);
@@ -515,7 +514,7 @@ static int name_in(struct pl_syms *syms, struct pl_obj *o, const struct symtab *
 		return 0;
 	}
 	char name[256];
-	put_name(syms, s->name, name, sizeof(name));
+	pl_sym_demangle(syms, s->name, name, sizeof(name));
 	uintptr_t off = shown - o->bias - s->addr;
 	if (off)
 		snprintf(buf, len, "%s`%s+0x%lx", o->base, name, (unsigned long)off);

@@ -54,6 +54,9 @@ void pl_syms_end(struct pl_syms *s);
 int pl_sym_code(struct pl_syms *s, uintptr_t pc, char *buf, size_t len);
 /* Static data: "object`symbol+0x8"; returns 0 when addr is not in any object's data. */
 int pl_sym_data(struct pl_syms *s, uintptr_t addr, char *buf, size_t len);
+/* A symbol's name as printed: C++ names demangled, the parameter list dropped
+ * (plockstat prints ha_innobase::rnd_next); others as they are. */
+void pl_sym_demangle(struct pl_syms *s, const char *name, char *buf, size_t len);
 
 /* Where a code address lies, for a symboliser outside the process: the object
  * (its index among those known, stable until pl_syms_end), its file, its load

@@ -34,8 +34,8 @@
 #define likely(x) __builtin_expect(!!(x), 1)
 #define unlikely(x) __builtin_expect(!!(x), 0)
 
-/* What kind of object a lock address is. */
-enum prof_kind { PROF_MUTEX, PROF_RWLOCK, PROF_FUTEX, PROF_NKINDS };
+/* What kind of object a lock address is (condvars: locklab-attach --condvar only). */
+enum prof_kind { PROF_MUTEX, PROF_RWLOCK, PROF_FUTEX, PROF_CONDVAR, PROF_NKINDS };
 
 /* What a record counts. */
 enum prof_event {
@@ -44,11 +44,12 @@ enum prof_event {
 	PROF_EV_READ,    /* blocked in pthread_rwlock_rdlock and friends */
 	PROF_EV_WRITE,   /* blocked in pthread_rwlock_wrlock and friends */
 	PROF_EV_FUTEX,   /* slept in syscall(SYS_futex, FUTEX_WAIT...) */
+	PROF_EV_SIGNAL,  /* waited in pthread_cond_wait for a signal (locklab-attach --condvar) */
 	PROF_EV_HOLD,    /* a sampled hold: acquisition to release */
 	PROF_EV_BLAME,   /* waiter-ns that piled up while this stack held the lock */
 	PROF_NEVENTS
 };
-#define PROF_EV_IS_WAIT(e) ((e) <= PROF_EV_FUTEX)
+#define PROF_EV_IS_WAIT(e) ((e) <= PROF_EV_SIGNAL)
 
 /* Power-of-two wait histogram: bucket b counts waits in [2^b, 2^(b+1)) ns. */
 #define PROF_HIST 40
@@ -288,6 +289,7 @@ struct prof_subject {
 	const char *tool;               /* NULL: "locklab-prof" */
 	pid_t pid, ppid;
 	int traced;
+	uint64_t end_ns;                /* when the report's span ends (0: as it is written) */
 	const char *(*text_where)(uintptr_t pc);
 	void (*json_lines)(struct prof_buf *b, uintptr_t pc);
 	void (*text_notes)(struct prof_buf *b);

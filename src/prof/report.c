@@ -49,8 +49,8 @@ struct item {
 #define BUCKETS (1u << 16)
 
 const char *const report_event_name[PROF_NEVENTS] = { "mutex", "cond", "read", "write",
-							"futex", "hold", "blame" };
-const char *const report_kind_name[PROF_NKINDS] = { "mutex", "rwlock", "futex" };
+							"futex", "signal", "hold", "blame" };
+const char *const report_kind_name[PROF_NKINDS] = { "mutex", "rwlock", "futex", "condvar" };
 
 static uint64_t mix(uint64_t h, uint64_t v)
 {
@@ -442,7 +442,7 @@ void prof_report(enum prof_dump_reason why, struct prof_buf *text, struct prof_b
 {
 	static unsigned seq;
 	struct ctx c = { 0 };
-	uint64_t now = prof_now();
+	uint64_t now = prof_subject.end_ns ? prof_subject.end_ns : prof_now();
 	c.delta = why == PROF_DUMP_INTERVAL;
 	c.bucket = prof_arena_alloc(BUCKETS * sizeof(*c.bucket));
 	c.strings = prof_arena_alloc(BUCKETS * sizeof(*c.strings));

@@ -15,6 +15,7 @@ static const char *const event_title[PROF_NEVENTS] = {
 	"R/W reader block",
 	"R/W writer block",
 	"Futex wait (syscall(SYS_futex))",
+	"Condvar wait for a signal (pthread_cond_wait: not lock contention)",
 	"", ""
 };
 
@@ -182,7 +183,7 @@ void report_text(struct ctx *c, struct prof_buf *b, enum prof_dump_reason why, u
 		else
 			prof_buf_printf(b, "%s\n", l->lock);
 	}
-	for (int e = 0; e <= PROF_EV_FUTEX; e++)
+	for (int e = 0; PROF_EV_IS_WAIT(e); e++)
 		text_rows(c, b, locks, nlocks, G_ROW, e, event_title[e], "Caller");
 	char title[128];
 	if (prof_subject.traced)
