@@ -11,6 +11,8 @@
  * names    the hot mutex and its call site are named as the preload profiler names
  *          them (run on the same program), with file:line in the text and JSON
  * interval --interval reports, one JSON line each, then the last one
+ * hooks    --hook raw attaches by raw tracepoints; --hook syscall by the futex
+ *          tracepoints where tracefs has them, else one line that says so
  * nopid    no such process: one line, status 1
  * thread   a thread's id: one line naming its process
  * static   a statically linked program: one line, refused
@@ -190,8 +192,12 @@ static void require_tracer(void)
 	const char *doc = slurp(path_of("check.json"));
 	if (rc == 0 && strstr(doc, "\"ready\":true"))
 		return;
-	const char *why = strstr(doc, "\"problem\":");
-	printf("skipped: locklab-attach cannot trace here: %s", why ? why + 10 : doc);
+	const char *why = strstr(doc, "\"problem\":\"");
+	if (why)
+		printf("skipped: locklab-attach cannot trace here: %.*s\n",
+		       (int)strcspn(why + 11, "\""), why + 11);
+	else
+		printf("skipped: locklab-attach cannot trace here: %s\n", doc);
 	exit(SKIP);
 }
 
@@ -342,8 +348,42 @@ static int test_interval(void)
 	return 0;
 }
 
+/* A trace of 0.5 s by one hook: the status, and the report (or the error) in hook.out. */
+static int trace_by(pid_t pid, const char *hook)
+{
+	char *args[] = { "--duration", "0.5", "--hook", (char *)hook };
+	return run_tracer(pid, path_of("hook.out"), path_of("hook.err"), args, 4);
+}
+
+static int test_hooks(void)
+{
+	require_tracer();
+	pid_t pid = start_planted("10");
+	int raw = trace_by(pid, "raw");
+	char *raw_report = strdup(slurp(path_of("hook.out")));
+	int syscall_tp = trace_by(pid, "syscall");
+	kill(pid, SIGKILL);
+	finish(pid, 30);
+	CHECK(raw == 0 && strstr(raw_report, "attached by raw tracepoints"),
+	      "--hook raw: status %d: %s", raw, slurp(path_of("hook.err")));
+	free(raw_report);
+	if (access("/sys/kernel/tracing/events/syscalls/sys_enter_futex/id", F_OK) == 0 ||
+	    access("/sys/kernel/debug/tracing/events/syscalls/sys_enter_futex/id", F_OK) == 0) {
+		CHECK(syscall_tp == 0 && strstr(slurp(path_of("hook.out")),
+						"attached by syscall tracepoints"),
+		      "--hook syscall: status %d: %s", syscall_tp, slurp(path_of("hook.err")));
+		printf("tracefs is mounted: both hooks traced\n");
+	} else {
+		CHECK(syscall_tp == 1, "--hook syscall without tracefs: status %d", syscall_tp);
+		check_one_line(path_of("hook.err"), "tracefs is not mounted");
+		printf("tracefs is not mounted: --hook syscall said so in one line\n");
+	}
+	return 0;
+}
+
 static int test_nopid(void)
 {
+	require_tracer();
 	pid_t gone = fork();
 	if (gone == 0)
 		_exit(0);
@@ -357,6 +397,7 @@ static int test_nopid(void)
 
 static int test_thread(void)
 {
+	require_tracer();
 	pid_t pid = start_planted("3");
 	char dir[64], want[96];
 	snprintf(dir, sizeof(dir), "/proc/%d/task", (int)pid);
@@ -382,6 +423,7 @@ static int test_thread(void)
 
 static int test_static(void)
 {
+	require_tracer();
 	const char *prog = getenv("LL_ATTACH_STATIC");
 	if (!prog || !*prog) {
 		printf("skipped: no statically linked test program (static libc not found at build "
@@ -401,6 +443,7 @@ static int test_static(void)
 
 static int test_unprivileged(void)
 {
+	require_tracer();
 	if (geteuid() != 0) {
 		printf("skipped: needs root, to drop to an unprivileged user\n");
 		return SKIP;
@@ -597,7 +640,8 @@ static int test_detach(void)
 
 static const struct test_case cases[] = {
 	{ "window", test_window, 0 },     { "names", test_names, 0 },
-	{ "interval", test_interval, 0 }, { "nopid", test_nopid, 0 },
+	{ "interval", test_interval, 0 }, { "hooks", test_hooks, 0 },
+	{ "nopid", test_nopid, 0 },
 	{ "thread", test_thread, 0 },     { "static", test_static, 0 },
 	{ "unprivileged", test_unprivileged, 0 }, { "detach", test_detach, 0 },
 };
@@ -606,7 +650,7 @@ int main(int argc, char **argv)
 {
 	const char *arg;
 	const struct test_case *t = test_pick(argc, argv, cases, sizeof(cases) / sizeof(cases[0]),
-					      "window|names|interval|nopid|thread|static|"
+					      "window|names|interval|hooks|nopid|thread|static|"
 					      "unprivileged|detach", &arg);
 	if (!t)
 		return 2;
