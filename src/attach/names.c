@@ -29,23 +29,13 @@ static pid_t traced;
 static char exe[512];
 static char *(*cxa_demangle)(const char *, char *, size_t *, int *);
 
-static int demangle(const char *name, char *buf, size_t len)
-{
-	int status = -1;
-	char *dm = cxa_demangle(name, NULL, NULL, &status);
-	if (dm && status == 0)
-		snprintf(buf, len, "%s", dm);
-	free(dm);
-	return dm && status == 0 ? 0 : -1;
-}
-
 static int read_objects(void)
 {
 	int next = !in_use;
 	pl_syms_end(&lists[next]);
 	pl_arena_reset(&arenas[next]);
 	lists[next].arena = &arenas[next];
-	lists[next].demangle = cxa_demangle ? demangle : NULL;
+	lists[next].cxa_demangle = cxa_demangle;
 	if (pl_syms_begin_pid(&lists[next], traced) != 0 || !lists[next].nobjs)
 		return -1;
 	in_use = next;

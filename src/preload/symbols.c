@@ -16,6 +16,7 @@
 #include <inttypes.h>
 #include <link.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -484,10 +485,14 @@ static const struct sym *lookup(const struct symtab *tab, uintptr_t a)
 
 void pl_sym_demangle(struct pl_syms *syms, const char *name, char *buf, size_t len)
 {
-	if (!syms->demangle || name[0] != '_' || name[1] != 'Z' || syms->demangle(name, buf, len)) {
-		snprintf(buf, len, "%s", name);
+	int status = -1;
+	char *dm = syms->cxa_demangle && name[0] == '_' && name[1] == 'Z'
+			   ? syms->cxa_demangle(name, NULL, NULL, &status)
+			   : NULL;
+	snprintf(buf, len, "%s", dm && status == 0 ? dm : name);
+	free(dm);
+	if (status != 0)
 		return;
-	}
 	int depth = 0;
 	char *cut = NULL;
 	for (char *p = buf; *p && !cut; p++) {

@@ -8,8 +8,8 @@
  * frames from its /proc/PID/maps (pl_syms_begin_pid).
  *
  * No malloc anywhere (the object list and symbol tables live in the owner's
- * arena, the files are mmap'd) unless the owner's demangle hook mallocs, and
- * no lock but the loader's in pl_syms_begin.  Not thread-safe: one caller at
+ * arena, the files are mmap'd) unless the owner gives it __cxa_demangle, which
+ * mallocs, and no lock but the loader's in pl_syms_begin.  Not thread-safe: one caller at
  * a time per struct pl_syms.
  */
 #ifndef LOCKLAB_PRELOAD_SYMBOLS_H
@@ -26,9 +26,9 @@ struct pl_obj;
 struct pl_syms {
 	/* The owner's: */
 	struct pl_arena *arena;
-	/* C++ names: 0 and the demangled name in buf, or nonzero to keep the
-	 * linked one.  NULL: every name as linked. */
-	int (*demangle)(const char *name, char *buf, size_t len);
+	/* C++ names: libstdc++'s __cxa_demangle, found by the owner (it mallocs).
+	 * NULL: every name as linked. */
+	char *(*cxa_demangle)(const char *name, char *buf, size_t *len, int *status);
 	/* symbols.c's: */
 	struct pl_obj *objs;
 	int nobjs;
