@@ -76,10 +76,10 @@ struct {
 } wakes SEC(".maps");
 
 struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 65536);
 	__type(key, __u64);
-	__type(value, struct attach_waker);
+	__type(value, __u64);   /* ATTACH_WAKER */
 } wakers SEC(".maps");
 
 struct {
@@ -261,11 +261,16 @@ static __always_inline int on_enter(void *ctx, __u32 tid, __u64 uaddr, __u32 op,
 	if (op == ATTACH_CALL_WAKE) {
 		struct attach_key key = { uaddr, tid, key_stack(ctx) };
 		struct attach_wake zero = {};
-		/* Named before the wake: the waiter it wakes may look before this call returns. */
-		struct attach_waker me = { tid, key.stack };
+		__u64 me = ATTACH_WAKER(tid, key.stack);
 		t->call_stack = key.stack;
 		entry_of(&wakes, &key, &zero);
-		bpf_map_update_elem(&wakers, &uaddr, &me, BPF_ANY);
+		/* Named before the wake: the waiter it wakes may look before this call
+		 * returns.  Written in place, one word (an update would allocate). */
+		__u64 *last = bpf_map_lookup_elem(&wakers, &uaddr);
+		if (last)
+			*last = me;
+		else
+			bpf_map_update_elem(&wakers, &uaddr, &me, BPF_NOEXIST);
 		return 0;
 	}
 	if (t->acq_uaddr)
@@ -297,10 +302,11 @@ static __always_inline int on_exit(__u32 tid, long ret)
 	__u64 uaddr = t->call_uaddr;
 	if (t->call_op == ATTACH_CALL_WAIT) {
 		t->acq_end = bpf_ktime_get_ns();
-		struct attach_waker *wk = ret == 0 ? bpf_map_lookup_elem(&wakers, &uaddr) : NULL;
-		if (wk) {
-			t->acq_waker = wk->tid;
-			t->acq_waker_stack = wk->stack;
+		__u64 *wk = ret == 0 ? bpf_map_lookup_elem(&wakers, &uaddr) : NULL;
+		__u64 who = wk ? *wk : 0;
+		if (who) {
+			t->acq_waker = (__u32)(who >> 32);
+			t->acq_waker_stack = (__s32)(__u32)who;
 		}
 	} else if (ret > 0 || (t->call_cmd == FUTEX_UNLOCK_PI && ret == 0)) {
 		/* Woke someone (an unlock_pi reaches the kernel only with waiters). */

@@ -76,11 +76,9 @@ struct attach_thread {
 
 enum { ATTACH_CALL_NONE, ATTACH_CALL_WAIT, ATTACH_CALL_WAKE };
 
-/* wakers: who woke a word last. */
-struct attach_waker {
-	__u32 tid;
-	__s32 stack;
-};
+/* wakers: who woke a word last: tid << 32 | (__u32)stack, one word so that a
+ * waiter never reads one wake's tid with another's stack. */
+#define ATTACH_WAKER(tid, stack) ((__u64)(tid) << 32 | (__u32)(stack))
 
 enum { ATTACH_SAMPLE_WAIT, ATTACH_SAMPLE_WAKE };
 

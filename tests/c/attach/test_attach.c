@@ -1,8 +1,8 @@
 /*
  * test_attach.c: locklab-attach against running programs.
  *
- *   test_attach TEST      (ctest sets LL_ATTACH, LL_ATTACH_PLANTED, LL_PROF_LIB and
- *                          LL_ATTACH_STATIC to the programs' paths)
+ *   test_attach TEST      (ctest sets LL_ATTACH, LL_ATTACH_PLANTED, LL_ATTACH_PINGPONG,
+ *                          LL_PROF_LIB and LL_ATTACH_STATIC to the programs' paths)
  *
  * window   the planted program (planted.c) runs 10 s and is traced for 3 s: its
  *          hot mutex is first by wait and by count, and its count is within 10% of
@@ -13,6 +13,10 @@
  * interval --interval reports, one JSON line each, then the last one
  * hooks    --hook raw attaches by raw tracepoints; --hook syscall by the futex
  *          tracepoints where tracefs has them, else one line that says so
+ * exact    a ping-pong through one futex word (pingpong.c), traced whole: the
+ *          tracer's count is the program's own count of waits, exactly; and the
+ *          time a round takes with and without the tracer (what a traced futex
+ *          call costs; a figure, not checked: the machine may be busy)
  * nopid    no such process: one line, status 1
  * thread   a thread's id: one line naming its process
  * static   a statically linked program: one line, refused
@@ -50,11 +54,23 @@ static void nap_ms(long ms)
 	nanosleep(&ts, NULL);
 }
 
+/* Every process started, killed if a check fails (exit) while it runs. */
+static pid_t children[64];
+static int nchildren;
+
+static void kill_children(void)
+{
+	for (int i = 0; i < nchildren; i++)
+		kill(children[i], SIGKILL);
+}
+
 /* argv started with stdout and stderr into files (NULL: inherited); its pid. */
 static pid_t start(char *const argv[], const char *out, const char *err)
 {
 	pid_t pid = fork();
 	CHECK(pid >= 0, "fork: %s", strerror(errno));
+	if (pid > 0 && nchildren < 64)
+		children[nchildren++] = pid;
 	if (pid == 0) {
 		if (out)
 			dup2(open(out, O_WRONLY | O_CREAT | O_TRUNC, 0644), 1);
@@ -70,6 +86,9 @@ static pid_t start(char *const argv[], const char *out, const char *err)
 static int finish(pid_t pid, int seconds)
 {
 	int status = 0;
+	for (int i = 0; i < nchildren; i++)
+		if (children[i] == pid)
+			children[i] = children[--nchildren];
 	for (int waited = 0; waitpid(pid, &status, WNOHANG) == 0; waited += 10) {
 		CHECK(waited < seconds * 1000, "pid %d still running after %d s", (int)pid, seconds);
 		nap_ms(10);
@@ -219,6 +238,141 @@ static double count_at(const char *counts, int column, long long ns)
 	}
 	CHECK(0, "the program's counts end before %lld", ns);
 	return 0;
+}
+
+/* ---------------------------------------------------------- BPF objects */
+
+static long bpf(int cmd, union bpf_attr *attr)
+{
+	return syscall(SYS_bpf, cmd, attr, sizeof(*attr));
+}
+
+/* The next id after `id` of a kind (BPF_PROG_GET_NEXT_ID...); 0 at the end. */
+static uint32_t next_id(int cmd, uint32_t id)
+{
+	union bpf_attr a;
+	memset(&a, 0, sizeof(a));
+	a.start_id = id;
+	return bpf(cmd, &a) ? 0 : a.next_id;
+}
+
+static int count_ids(int cmd)
+{
+	int n = 0;
+	for (uint32_t id = next_id(cmd, 0); id; id = next_id(cmd, id))
+		n++;
+	return n;
+}
+
+/* An object's info by its id (BPF_PROG_GET_FD_BY_ID...); 0, or -1 when it is gone. */
+static int info_of(int get_fd_cmd, uint32_t id, void *info, uint32_t len)
+{
+	union bpf_attr a;
+	memset(&a, 0, sizeof(a));
+	a.prog_id = id;   /* map_id, link_id: the same member */
+	int fd = (int)bpf(get_fd_cmd, &a);
+	if (fd < 0)
+		return -1;
+	memset(&a, 0, sizeof(a));
+	a.info.bpf_fd = (uint32_t)fd;
+	a.info.info_len = len;
+	a.info.info = (uint64_t)(uintptr_t)info;
+	long rc = bpf(BPF_OBJ_GET_INFO_BY_FD, &a);
+	close(fd);
+	return rc ? -1 : 0;
+}
+
+/* The tracer's objects loaded now: its programs (by name), their maps, their links. */
+struct ours {
+	uint32_t progs[16], maps[64], links[16];
+	int nprogs, nmaps, nlinks;
+};
+
+static int is_ours(const char *name)
+{
+	static const char *const names[] = { "tp_enter_futex", "tp_exit_futex", "tp_enter_futex_", "tp_exit_futex_w",
+					      "raw_enter", "raw_exit" };
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (!strcmp(name, names[i]))
+			return 1;
+	return 0;
+}
+
+static void find_ours(struct ours *o)
+{
+	memset(o, 0, sizeof(*o));
+	for (uint32_t id = next_id(BPF_PROG_GET_NEXT_ID, 0); id; id = next_id(BPF_PROG_GET_NEXT_ID, id)) {
+		struct bpf_prog_info info;
+		uint32_t maps[64];
+		memset(&info, 0, sizeof(info));
+		info.nr_map_ids = 64;
+		info.map_ids = (uint64_t)(uintptr_t)maps;
+		if (info_of(BPF_PROG_GET_FD_BY_ID, id, &info, sizeof(info)) || !is_ours(info.name) ||
+		    o->nprogs == 16)
+			continue;
+		o->progs[o->nprogs++] = id;
+		for (uint32_t k = 0; k < info.nr_map_ids && k < 64 && o->nmaps < 64; k++) {
+			int seen = 0;
+			for (int m = 0; m < o->nmaps; m++)
+				seen |= o->maps[m] == maps[k];
+			if (!seen)
+				o->maps[o->nmaps++] = maps[k];
+		}
+	}
+	for (uint32_t id = next_id(BPF_LINK_GET_NEXT_ID, 0); id; id = next_id(BPF_LINK_GET_NEXT_ID, id)) {
+		struct bpf_link_info info;
+		memset(&info, 0, sizeof(info));
+		if (info_of(BPF_LINK_GET_FD_BY_ID, id, &info, sizeof(info)))
+			continue;
+		for (int k = 0; k < o->nprogs && o->nlinks < 16; k++)
+			if (info.prog_id == o->progs[k])
+				o->links[o->nlinks++] = id;
+	}
+}
+
+/* How many of those objects exist still. */
+static int left_of(const struct ours *o)
+{
+	struct bpf_prog_info pi;
+	struct bpf_map_info mi;
+	struct bpf_link_info li;
+	int left = 0;
+	for (int i = 0; i < o->nprogs; i++)
+		left += info_of(BPF_PROG_GET_FD_BY_ID, o->progs[i], &pi, sizeof(pi)) == 0;
+	for (int i = 0; i < o->nmaps; i++)
+		left += info_of(BPF_MAP_GET_FD_BY_ID, o->maps[i], &mi, sizeof(mi)) == 0;
+	for (int i = 0; i < o->nlinks; i++)
+		left += info_of(BPF_LINK_GET_FD_BY_ID, o->links[i], &li, sizeof(li)) == 0;
+	return left;
+}
+
+/* None of those objects exists any more, and the machine has as many as before.
+ * The kernel frees an object when its last file closes, after a grace period:
+ * soon, not at once. */
+static void check_gone(const struct ours *o, const int before[3], const char *how)
+{
+	for (int i = 0; i < 500 && left_of(o); i++)
+		nap_ms(10);
+	CHECK(!left_of(o), "%s: %d of the tracer's programs, maps and links are still loaded "
+	      "5 s after it ended", how, left_of(o));
+	int after[3] = { count_ids(BPF_PROG_GET_NEXT_ID), count_ids(BPF_MAP_GET_NEXT_ID),
+			 count_ids(BPF_LINK_GET_NEXT_ID) };
+	CHECK(!memcmp(before, after, sizeof(after)),
+	      "%s: programs, maps, links: %d %d %d before, %d %d %d after", how, before[0],
+	      before[1], before[2], after[0], after[1], after[2]);
+}
+
+/* Once the tracer has loaded and attached (a link for each program): its objects. */
+static void wait_attached(struct ours *o, const char *err)
+{
+	memset(o, 0, sizeof(*o));
+	for (int i = 0; i < 3000 && !(o->nprogs >= 2 && o->nlinks == o->nprogs); i++) {
+		nap_ms(10);
+		find_ours(o);
+	}
+	CHECK(o->nprogs >= 2 && o->nlinks == o->nprogs && o->nmaps >= 5, "the tracer was not seen "
+	      "attached (%d programs, %d maps, %d links): %s", o->nprogs, o->nmaps, o->nlinks,
+	      slurp(err));
 }
 
 /* ---------------------------------------------------------------- tests */
@@ -381,6 +535,52 @@ static int test_hooks(void)
 	return 0;
 }
 
+/* A line of the program's JSON: the number after "key": */
+static long long program_figure(const char *out, const char *key)
+{
+	long long v = number_after(out, NULL, key, NULL);
+	CHECK(v >= 0, "no %s in the program's output: %s", key, out);
+	return v;
+}
+
+static int test_exact(void)
+{
+	require_tracer();
+	const char *pingpong = getenv("LL_ATTACH_PINGPONG");
+	char *alone[] = { (char *)pingpong, "20000", NULL };
+	CHECK(finish(start(alone, path_of("alone.out"), NULL), 120) == 0, "pingpong failed");
+	long long ns_alone = program_figure(slurp(path_of("alone.out")), "ns_per_round");
+
+	char *waiting[] = { (char *)pingpong, "20000", "wait", NULL };
+	pid_t pid = start(waiting, path_of("pingpong.out"), NULL);
+	struct stat st;
+	for (int i = 0; i < 1000 && (stat(path_of("pingpong.out"), &st) || !st.st_size); i++)
+		nap_ms(10);
+	char pidtxt[16];
+	snprintf(pidtxt, sizeof(pidtxt), "%d", (int)pid);
+	char *argv[] = { (char *)tracer, "-p", pidtxt, "--json", "-o", path_of("exact.json"), NULL };
+	pid_t t = start(argv, NULL, path_of("exact.err"));
+	struct ours o;
+	wait_attached(&o, path_of("exact.err"));
+	kill(pid, SIGUSR1);
+	CHECK(finish(pid, 120) == 0, "pingpong failed");
+	CHECK(finish(t, 120) == 0, "tracer failed: %s", slurp(path_of("exact.err")));
+	const char *out = slurp(path_of("pingpong.out"));
+	long long waits = program_figure(out, "waits"), ns_traced = program_figure(out, "ns_per_round");
+	const char *doc = slurp(path_of("exact.json"));
+	CHECK(strstr(doc, "\"reason\":\"exit\""), "not the exit report: %.200s", doc);
+	struct lock_entry locks[64];
+	int n = locks_of(doc, locks, 64);
+	CHECK(n >= 1 && !strcmp(locks[0].name, "attach_pingpong`turn"), "first lock: %s",
+	      n ? locks[0].name : "none");
+	CHECK(strstr(locks[0].at, "\"kind\":\"futex\"") < locks[0].end, "not a raw futex");
+	printf("%lld waits traced, %lld counted by the program; a round (2 turns) %lld ns alone, "
+	       "%lld ns traced\n", locks[0].count, waits, ns_alone, ns_traced);
+	CHECK(locks[0].count == waits, "traced %lld waits, the program made %lld", locks[0].count,
+	      waits);
+	return 0;
+}
+
 static int test_nopid(void)
 {
 	require_tracer();
@@ -467,128 +667,6 @@ static int test_unprivileged(void)
 	return 0;
 }
 
-/* ---------------------------------------------------------- BPF objects */
-
-static long bpf(int cmd, union bpf_attr *attr)
-{
-	return syscall(SYS_bpf, cmd, attr, sizeof(*attr));
-}
-
-/* The next id after `id` of a kind (BPF_PROG_GET_NEXT_ID...); 0 at the end. */
-static uint32_t next_id(int cmd, uint32_t id)
-{
-	union bpf_attr a;
-	memset(&a, 0, sizeof(a));
-	a.start_id = id;
-	return bpf(cmd, &a) ? 0 : a.next_id;
-}
-
-static int count_ids(int cmd)
-{
-	int n = 0;
-	for (uint32_t id = next_id(cmd, 0); id; id = next_id(cmd, id))
-		n++;
-	return n;
-}
-
-/* An object's info by its id (BPF_PROG_GET_FD_BY_ID...); 0, or -1 when it is gone. */
-static int info_of(int get_fd_cmd, uint32_t id, void *info, uint32_t len)
-{
-	union bpf_attr a;
-	memset(&a, 0, sizeof(a));
-	a.prog_id = id;   /* map_id, link_id: the same member */
-	int fd = (int)bpf(get_fd_cmd, &a);
-	if (fd < 0)
-		return -1;
-	memset(&a, 0, sizeof(a));
-	a.info.bpf_fd = (uint32_t)fd;
-	a.info.info_len = len;
-	a.info.info = (uint64_t)(uintptr_t)info;
-	long rc = bpf(BPF_OBJ_GET_INFO_BY_FD, &a);
-	close(fd);
-	return rc ? -1 : 0;
-}
-
-/* The tracer's objects loaded now: its programs (by name), their maps, their links. */
-struct ours {
-	uint32_t progs[16], maps[64], links[16];
-	int nprogs, nmaps, nlinks;
-};
-
-static int is_ours(const char *name)
-{
-	static const char *const names[] = { "tp_enter_futex", "tp_exit_futex", "tp_enter_futex_", "tp_exit_futex_w",
-					      "raw_enter", "raw_exit" };
-	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
-		if (!strcmp(name, names[i]))
-			return 1;
-	return 0;
-}
-
-static void find_ours(struct ours *o)
-{
-	memset(o, 0, sizeof(*o));
-	for (uint32_t id = next_id(BPF_PROG_GET_NEXT_ID, 0); id; id = next_id(BPF_PROG_GET_NEXT_ID, id)) {
-		struct bpf_prog_info info;
-		uint32_t maps[64];
-		memset(&info, 0, sizeof(info));
-		info.nr_map_ids = 64;
-		info.map_ids = (uint64_t)(uintptr_t)maps;
-		if (info_of(BPF_PROG_GET_FD_BY_ID, id, &info, sizeof(info)) || !is_ours(info.name) ||
-		    o->nprogs == 16)
-			continue;
-		o->progs[o->nprogs++] = id;
-		for (uint32_t k = 0; k < info.nr_map_ids && k < 64 && o->nmaps < 64; k++) {
-			int seen = 0;
-			for (int m = 0; m < o->nmaps; m++)
-				seen |= o->maps[m] == maps[k];
-			if (!seen)
-				o->maps[o->nmaps++] = maps[k];
-		}
-	}
-	for (uint32_t id = next_id(BPF_LINK_GET_NEXT_ID, 0); id; id = next_id(BPF_LINK_GET_NEXT_ID, id)) {
-		struct bpf_link_info info;
-		memset(&info, 0, sizeof(info));
-		if (info_of(BPF_LINK_GET_FD_BY_ID, id, &info, sizeof(info)))
-			continue;
-		for (int k = 0; k < o->nprogs && o->nlinks < 16; k++)
-			if (info.prog_id == o->progs[k])
-				o->links[o->nlinks++] = id;
-	}
-}
-
-/* How many of those objects exist still. */
-static int left_of(const struct ours *o)
-{
-	struct bpf_prog_info pi;
-	struct bpf_map_info mi;
-	struct bpf_link_info li;
-	int left = 0;
-	for (int i = 0; i < o->nprogs; i++)
-		left += info_of(BPF_PROG_GET_FD_BY_ID, o->progs[i], &pi, sizeof(pi)) == 0;
-	for (int i = 0; i < o->nmaps; i++)
-		left += info_of(BPF_MAP_GET_FD_BY_ID, o->maps[i], &mi, sizeof(mi)) == 0;
-	for (int i = 0; i < o->nlinks; i++)
-		left += info_of(BPF_LINK_GET_FD_BY_ID, o->links[i], &li, sizeof(li)) == 0;
-	return left;
-}
-
-/* None of those objects exists any more, and the machine has as many as before.
- * The kernel frees an object when its last file closes, after a grace period:
- * soon, not at once. */
-static void check_gone(const struct ours *o, const int before[3], const char *how)
-{
-	for (int i = 0; i < 500 && left_of(o); i++)
-		nap_ms(10);
-	CHECK(!left_of(o), "%s: %d of the tracer's programs, maps and links are still loaded "
-	      "5 s after it ended", how, left_of(o));
-	int after[3] = { count_ids(BPF_PROG_GET_NEXT_ID), count_ids(BPF_MAP_GET_NEXT_ID),
-			 count_ids(BPF_LINK_GET_NEXT_ID) };
-	CHECK(!memcmp(before, after, sizeof(after)),
-	      "%s: programs, maps, links: %d %d %d before, %d %d %d after", how, before[0],
-	      before[1], before[2], after[0], after[1], after[2]);
-}
-
 enum end_by { BY_DURATION, BY_SIGINT, BY_SIGTERM, BY_EXIT, BY_SIGKILL };
 
 static void trace_and_end(enum end_by how, const char *what)
@@ -602,15 +680,8 @@ static void trace_and_end(enum end_by how, const char *what)
 	char *until_stopped[] = { (char *)tracer, "-p", pidtxt, NULL };
 	pid_t t = start(how == BY_DURATION ? with_duration : until_stopped, path_of("detach.txt"),
 			path_of("detach.err"));
-	/* Loaded and attached: a link for each program. */
-	struct ours o = { 0 };
-	for (int i = 0; i < 3000 && !(o.nprogs >= 2 && o.nlinks == o.nprogs); i++) {
-		nap_ms(10);
-		find_ours(&o);
-	}
-	CHECK(o.nprogs >= 2 && o.nlinks == o.nprogs && o.nmaps >= 5, "%s: the tracer was not seen "
-	      "attached (%d programs, %d maps, %d links): %s", what, o.nprogs, o.nmaps, o.nlinks,
-	      slurp(path_of("detach.err")));
+	struct ours o;
+	wait_attached(&o, path_of("detach.err"));
 	nap_ms(500);
 	if (how == BY_SIGINT || how == BY_SIGTERM || how == BY_SIGKILL)
 		kill(t, how == BY_SIGINT ? SIGINT : how == BY_SIGTERM ? SIGTERM : SIGKILL);
@@ -641,7 +712,7 @@ static int test_detach(void)
 static const struct test_case cases[] = {
 	{ "window", test_window, 0 },     { "names", test_names, 0 },
 	{ "interval", test_interval, 0 }, { "hooks", test_hooks, 0 },
-	{ "nopid", test_nopid, 0 },
+	{ "exact", test_exact, 0 },       { "nopid", test_nopid, 0 },
 	{ "thread", test_thread, 0 },     { "static", test_static, 0 },
 	{ "unprivileged", test_unprivileged, 0 }, { "detach", test_detach, 0 },
 };
@@ -650,7 +721,7 @@ int main(int argc, char **argv)
 {
 	const char *arg;
 	const struct test_case *t = test_pick(argc, argv, cases, sizeof(cases) / sizeof(cases[0]),
-					      "window|names|interval|hooks|nopid|thread|static|"
+					      "window|names|interval|hooks|exact|nopid|thread|static|"
 					      "unprivileged|detach", &arg);
 	if (!t)
 		return 2;
@@ -662,5 +733,6 @@ int main(int argc, char **argv)
 	CHECK(mkdir(scratch, 0777) == 0 || errno == EEXIST, "%s: %s", scratch, strerror(errno));
 	chmod(scratch, 0777);   /* the unprivileged test writes there as nobody */
 	test_watchdog(t->name, 600);
+	atexit(kill_children);
 	return t->run();
 }
