@@ -107,13 +107,14 @@ static void *entry(struct table *t, uint64_t k0, uint64_t k1, size_t size)
 	return n;
 }
 
-static void free_table(struct table *t)
+/* keys: a table of struct keyst, whose shares are freed too. */
+static void free_table(struct table *t, int keys)
 {
 	for (size_t i = 0; t && i < BUCKETS; i++)
 		while (t->bucket[i]) {
 			struct node *n = t->bucket[i];
 			t->bucket[i] = n->next;
-			if (t == waits_t || t == wakes_t)
+			if (keys)
 				free(((struct keyst *)n)->shares);
 			free(n);
 		}
@@ -284,8 +285,10 @@ static void feed(struct keyst *k, int wake, const struct prof_sum *d)
 		struct lockst *l = entry(locks_t, sh[j].lock, 0, sizeof(*l));
 		uint8_t kind = wake && l && l->kind_known ? l->kind : sh[j].kind;
 		if (kind == PROF_CONDVAR && !opts->condvar) {
-			left_out.count += part.count;
-			left_out.total_ns += part.total_ns;
+			if (!wake) {   /* a signal's wake is not a wait */
+				left_out.count += part.count;
+				left_out.total_ns += part.total_ns;
+			}
 			continue;
 		}
 		if (l)
@@ -411,11 +414,11 @@ int attach_collect_begin(const struct attach_opts *o, struct attach_bpf *b, enum
 
 void attach_collect_end(void)
 {
-	free_table(waits_t);
-	free_table(wakes_t);
-	free_table(words_t);
-	free_table(locks_t);
-	free_table(threads_t);
+	free_table(waits_t, 1);
+	free_table(wakes_t, 1);
+	free_table(words_t, 0);
+	free_table(locks_t, 0);
+	free_table(threads_t, 0);
 	waits_t = wakes_t = words_t = locks_t = threads_t = NULL;
 }
 
@@ -426,7 +429,7 @@ void attach_collect_notes(struct prof_buf *b)
 				   "thread and word (%llu samples",
 				opts->sample_every, (unsigned long long)nsamples);
 	else
-		prof_buf_printf(b, "stacks: frame pointers (%s", "walked in the kernel");
+		prof_buf_printf(b, "stacks: frame pointers, walked in the kernel (every acquisition");
 	if (drops[ATTACH_DROP_SAMPLES])
 		prof_buf_printf(b, ", %llu lost: the ring buffer was full",
 				(unsigned long long)drops[ATTACH_DROP_SAMPLES]);
