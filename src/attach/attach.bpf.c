@@ -53,6 +53,7 @@ const volatile __u64 pidns_dev, pidns_ino;
 const volatile long nr_futex = -1, nr_futex_waitv = -1;   /* raw tracepoints only */
 const volatile __u32 sample_every;   /* a stack sample every N acquisitions (0: none) */
 const volatile __u8 fp_stacks;       /* key acquisitions by frame-pointer stack */
+const volatile __u8 timeline;        /* send each closing acquisition (--trace) */
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -86,6 +87,11 @@ struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
 	__uint(max_entries, 16 << 20);
 } samples SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 4 << 20);
+} timeline_ring SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_STACK_TRACE);
@@ -227,6 +233,15 @@ static __always_inline void close_acq(struct attach_thread *t, __u32 tid)
 		w->hist[bucket_of(ns)]++;
 	} else {
 		drop(ATTACH_DROP_KEYS);
+	}
+	if (timeline) {
+		struct attach_timed *e = bpf_ringbuf_reserve(&timeline_ring, sizeof(*e), 0);
+		if (e) {
+			*e = (struct attach_timed){ t->acq_uaddr, t->acq_start, ns, tid, 0 };
+			bpf_ringbuf_submit(e, 0);
+		} else {
+			drop(ATTACH_DROP_TIMELINE);
+		}
 	}
 	if (t->acq_waker) {
 		struct attach_key wk = { t->acq_uaddr, t->acq_waker, t->acq_waker_stack };

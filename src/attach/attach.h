@@ -21,6 +21,7 @@
  *                                      it woke (atomic add)
  *   wakers     word                    the threads that wake              the waiters it woke
  *   samples    ring buffer             the sampled waits and wakes        user half (unwinds)
+ *   timeline   ring buffer             each closing acquisition (--trace) user half
  *   stacks     stack id                bpf_get_stackid (frame pointers)   user half
  *   drops      ATTACH_DROP_*           anyone (per CPU)                   user half
  */
@@ -96,8 +97,15 @@ struct attach_sample {
 	__u8 stack[ATTACH_STACK_BYTES];
 };
 
+/* timeline: one acquisition, when it closes (--trace). */
+struct attach_timed {
+	__u64 uaddr, start_ns, wait_ns;
+	__u32 tid, pad;
+};
+
 enum {
 	ATTACH_DROP_SAMPLES,  /* the ring buffer was full */
+	ATTACH_DROP_TIMELINE, /* the timeline's ring buffer was full */
 	ATTACH_DROP_KEYS,     /* waits or wakes was full: acquisitions not counted */
 	ATTACH_DROP_THREADS,  /* threads was full: a thread's calls not seen */
 	ATTACH_NDROPS

@@ -210,6 +210,36 @@ void attach_collect_sample(const void *data, size_t size)
 	add_stack(&s->key, s->what == ATTACH_SAMPLE_WAKE, pcs, n);
 }
 
+/* What a word is, as far as its waiters' samples tell (a raw futex until one does). */
+static void word_is(uint64_t uaddr, uint8_t *event, uint8_t *kind, uintptr_t *lock, uintptr_t *site)
+{
+	struct wordst *w = entry(words_t, uaddr, 0, sizeof(*w));
+	int known = w && w->has_first && w->first_from_wait;
+	*event = known ? w->first.event : PROF_EV_FUTEX;
+	*kind = known ? w->first.kind : PROF_FUTEX;
+	*lock = known ? w->first.lock : (uintptr_t)uaddr;
+	struct lockst *l = entry(locks_t, *lock, 0, sizeof(*l));
+	*site = l ? l->site : 0;
+}
+
+/* One acquisition on the thread's timeline (--trace). */
+static void add_timed(uint32_t tid, uint64_t uaddr, uint64_t start_ns, uint64_t wait_ns)
+{
+	uint8_t event, kind;
+	uintptr_t lock, site;
+	word_is(uaddr, &event, &kind, &lock, &site);
+	struct prof_thread *t = thread_of(tid);
+	if (t && (kind != PROF_CONDVAR || opts->condvar))
+		prof_trace_add(t, event, kind, lock, site, start_ns, wait_ns);
+}
+
+void attach_collect_timed(const void *data, size_t size)
+{
+	const struct attach_timed *e = data;
+	if (size >= sizeof(*e))
+		add_timed(e->tid, e->uaddr, e->start_ns, e->wait_ns);
+}
+
 /* Frame-pointer stacks: the kernel's stack map has the key's frames. */
 static void fp_share(const struct attach_key *key, int wake)
 {
@@ -358,6 +388,8 @@ static void close_open(void)
 		struct keyst *k = key_of(&key, 0);
 		if (k)
 			feed(k, 0, &d);
+		if (opts->trace)
+			add_timed(tid, t.acq_uaddr, t.acq_start, ns);
 		if (!t.acq_waker)
 			continue;
 		struct attach_key wkey = { t.acq_uaddr, t.acq_waker, t.acq_waker_stack };
@@ -433,6 +465,9 @@ void attach_collect_notes(struct prof_buf *b)
 	if (drops[ATTACH_DROP_SAMPLES])
 		prof_buf_printf(b, ", %llu lost: the ring buffer was full",
 				(unsigned long long)drops[ATTACH_DROP_SAMPLES]);
+	if (drops[ATTACH_DROP_TIMELINE])
+		prof_buf_printf(b, "; %llu waits not on the timeline: its ring buffer was full",
+				(unsigned long long)drops[ATTACH_DROP_TIMELINE]);
 	prof_buf_printf(b, "); attached by %s tracepoints\n",
 			hook_used == ATTACH_HOOK_SYSCALL ? "syscall" : "raw");
 	if (left_out.count)
@@ -449,7 +484,8 @@ void attach_collect_notes(struct prof_buf *b)
 void attach_collect_json(struct prof_buf *b)
 {
 	prof_buf_printf(b, ",\"attach\":{\"hook\":\"%s\",\"stacks\":\"%s\",\"sample_every\":%u,"
-			   "\"samples\":%llu,\"samples_lost\":%llu,\"dropped_keys\":%llu,"
+			   "\"samples\":%llu,\"samples_lost\":%llu,\"timeline_lost\":%llu,"
+			   "\"dropped_keys\":%llu,"
 			   "\"dropped_threads\":%llu,\"condvar_left_out\":{\"count\":%llu,"
 			   "\"wait_ns\":%llu}}",
 			hook_used == ATTACH_HOOK_SYSCALL ? "syscall" : "raw",
@@ -457,6 +493,7 @@ void attach_collect_json(struct prof_buf *b)
 			opts->stacks == ATTACH_STACKS_DWARF ? opts->sample_every : 0,
 			(unsigned long long)nsamples,
 			(unsigned long long)drops[ATTACH_DROP_SAMPLES],
+			(unsigned long long)drops[ATTACH_DROP_TIMELINE],
 			(unsigned long long)drops[ATTACH_DROP_KEYS],
 			(unsigned long long)drops[ATTACH_DROP_THREADS],
 			(unsigned long long)left_out.count, (unsigned long long)left_out.total_ns);

@@ -34,6 +34,13 @@ static int on_sample(void *ctx, void *data, size_t size)
 	return 0;
 }
 
+static int on_timed(void *ctx, void *data, size_t size)
+{
+	(void)ctx;
+	attach_collect_timed(data, size);
+	return 0;
+}
+
 /* libbpf's own messages: its warnings only (a refused program's verifier log
  * among them, which is what a bug report needs). */
 static int libbpf_message(enum libbpf_print_level level, const char *fmt, va_list ap)
@@ -54,6 +61,7 @@ struct attach_bpf *attach_load(const struct attach_opts *o, enum attach_hook hoo
 	skel->rodata->nr_futex_waitv = SYS_futex_waitv;
 	skel->rodata->fp_stacks = o->stacks == ATTACH_STACKS_FP;
 	skel->rodata->sample_every = o->stacks == ATTACH_STACKS_DWARF ? o->sample_every : 0;
+	skel->rodata->timeline = o->trace != NULL;
 	struct stat ns;
 	if (stat("/proc/self/ns/pid", &ns) == 0 && ns.st_ino != INIT_PIDNS_INO) {
 		skel->rodata->pidns_dev = ns.st_dev;
@@ -68,11 +76,14 @@ struct attach_bpf *attach_load(const struct attach_opts *o, enum attach_hook hoo
 	bpf_program__set_autoload(skel->progs.raw_enter, !syscall_tp);
 	bpf_program__set_autoload(skel->progs.raw_exit, !syscall_tp);
 	/* The stack map serves frame-pointer stacks, the ring buffer DWARF samples:
-	 * the other shrinks to its least. */
+	 * the other shrinks to its least, as the timeline's does without --trace. */
+	__u32 page = (__u32)sysconf(_SC_PAGESIZE);
 	if (o->stacks == ATTACH_STACKS_FP)
-		bpf_map__set_max_entries(skel->maps.samples, (__u32)sysconf(_SC_PAGESIZE));
+		bpf_map__set_max_entries(skel->maps.samples, page);
 	else
 		bpf_map__set_max_entries(skel->maps.stacks, 1);
+	if (!o->trace)
+		bpf_map__set_max_entries(skel->maps.timeline_ring, page);
 
 	int err = attach_bpf__load(skel);
 	if (err) {
@@ -89,6 +100,10 @@ struct attach_bpf *attach_load(const struct attach_opts *o, enum attach_hook hoo
 		return NULL;
 	}
 	ring = ring_buffer__new(bpf_map__fd(skel->maps.samples), on_sample, NULL, NULL);
+	if (ring && ring_buffer__add(ring, bpf_map__fd(skel->maps.timeline_ring), on_timed, NULL)) {
+		ring_buffer__free(ring);
+		ring = NULL;
+	}
 	if (!ring) {
 		attach_say("cannot read the tracer's ring buffer: %s", strerror(errno));
 		attach_bpf__destroy(skel);

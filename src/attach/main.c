@@ -24,6 +24,7 @@
 
 #define DEFAULT_DEPTH 32
 #define DEFAULT_SAMPLE_EVERY 64
+#define DEFAULT_TRACE_EVENTS 16384   /* as `locklab profile --trace-events` */
 
 void attach_say(const char *fmt, ...)
 {
@@ -48,6 +49,10 @@ static void usage(FILE *f)
 	      "  --interval S           also report what happened in each S seconds (0.01-86400)\n"
 	      "  --json                 JSON, one report per line (default: text)\n"
 	      "  -o, --output FILE      write there instead of stdout\n"
+	      "  --trace FILE           also write the timeline of waits (the profiler's, which\n"
+	      "                         the CLI turns into a Perfetto trace) there\n"
+	      "  --trace-events N       waits each thread keeps for --trace, its last N\n"
+	      "                         (16384; 1-1048576)\n"
 	      "  -s, --stack-depth N    text: a wait histogram and N frames per entry (1-64)\n"
 	      "  --depth N              frames kept per stack (32; 1-64)\n"
 	      "  --top N                at most N entries per section\n"
@@ -150,6 +155,10 @@ static int parse(int argc, char **argv, struct attach_opts *o, int *check)
 			o->interval_s = seconds("--interval", v, 0.01, 86400);
 		} else if ((v = value_of(argc, argv, &i, "--output", "-o"))) {
 			o->output = v;
+		} else if ((v = value_of(argc, argv, &i, "--trace", NULL))) {
+			o->trace = v;
+		} else if ((v = value_of(argc, argv, &i, "--trace-events", NULL))) {
+			prof_cfg.trace = (uint32_t)whole("--trace-events", v, 1, PROF_TRACE_MAX);
 		} else if ((v = value_of(argc, argv, &i, "--stack-depth", "-s"))) {
 			prof_cfg.show_depth = (int)whole("--stack-depth", v, 1, PROF_MAX_DEPTH);
 		} else if ((v = value_of(argc, argv, &i, "--depth", NULL))) {
@@ -175,6 +184,13 @@ static int parse(int argc, char **argv, struct attach_opts *o, int *check)
 	}
 	if (prof_cfg.show_depth > prof_cfg.depth)
 		prof_cfg.depth = prof_cfg.show_depth;
+	if (prof_cfg.trace && !o->trace) {
+		attach_say("--trace-events is for --trace FILE");
+		return -1;
+	}
+	/* Each thread's ring is mapped when its table is made: the size is known first. */
+	if (o->trace && !prof_cfg.trace)
+		prof_cfg.trace = DEFAULT_TRACE_EVENTS;
 	return 0;
 }
 

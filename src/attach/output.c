@@ -3,7 +3,9 @@
  * to stdout or -o FILE: text, or JSON with one report per line (the interval
  * reports first, as they come, then the last).  Text reports are separated
  * by a blank line.  The frames carry file:line, which the profiler leaves to
- * the CLI: here the tracer has the debug information at hand already.
+ * the CLI: here the tracer has the debug information at hand already.  With
+ * --trace, the last report also writes the timeline of waits, in the
+ * profiler's format (report.c), to its own file.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -17,14 +19,24 @@ static const struct attach_opts *opts;
 static int out_fd = -1;
 static unsigned written;
 
+static int trace_fd = -1;
+
 int attach_output_begin(const struct attach_opts *o)
 {
 	opts = o;
 	out_fd = 1;
+	/* Both files opened now: a path that cannot be written is said before the trace. */
 	if (o->output) {
 		out_fd = open(o->output, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 		if (out_fd < 0) {
 			attach_say("-o %s: %s", o->output, strerror(errno));
+			return -1;
+		}
+	}
+	if (o->trace) {
+		trace_fd = open(o->trace, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+		if (trace_fd < 0) {
+			attach_say("--trace %s: %s", o->trace, strerror(errno));
 			return -1;
 		}
 	}
@@ -35,10 +47,10 @@ int attach_output_begin(const struct attach_opts *o)
 	return 0;
 }
 
-static int write_all(const char *p, size_t n)
+static int write_all(int fd, const char *p, size_t n)
 {
 	while (n) {
-		ssize_t w = write(out_fd, p, n);
+		ssize_t w = write(fd, p, n);
 		if (w < 0 && errno == EINTR)
 			continue;
 		if (w <= 0)
@@ -51,9 +63,11 @@ static int write_all(const char *p, size_t n)
 
 int attach_output_report(enum prof_dump_reason why)
 {
-	struct prof_buf text = { 0 }, json = { 0 };
+	struct prof_buf text = { 0 }, json = { 0 }, trace = { 0 };
 	struct prof_buf *b = opts->json ? &json : &text;
-	prof_report(why, opts->json ? NULL : &text, opts->json ? &json : NULL, NULL);
+	int timeline = trace_fd >= 0 && why != PROF_DUMP_INTERVAL;
+	prof_report(why, opts->json ? NULL : &text, opts->json ? &json : NULL,
+		    timeline ? &trace : NULL);
 	int rc = b->failed || !b->p ? -1 : 0;
 	if (!rc && opts->json) {
 		/* One line: JSON strings escape their newlines, so each one is layout. */
@@ -65,15 +79,21 @@ int attach_output_report(enum prof_dump_reason why)
 		json.len = k;
 	}
 	if (!rc && !opts->json && written)
-		rc = write_all("\n", 1);
+		rc = write_all(out_fd, "\n", 1);
 	if (!rc)
-		rc = write_all(b->p, b->len);
+		rc = write_all(out_fd, b->p, b->len);
 	if (rc)
 		attach_say("cannot write the report%s%s: %s", opts->output ? " to " : "",
 			   opts->output ? opts->output : "", b->failed ? "out of memory" : strerror(errno));
+	if (timeline && (trace.failed || !trace.p || write_all(trace_fd, trace.p, trace.len))) {
+		attach_say("cannot write the timeline to %s: %s", opts->trace,
+			   trace.failed || !trace.p ? "out of memory" : strerror(errno));
+		rc = -1;
+	}
 	written++;
 	prof_buf_free(&text);
 	prof_buf_free(&json);
+	prof_buf_free(&trace);
 	return rc;
 }
 
@@ -81,5 +101,7 @@ void attach_output_end(void)
 {
 	if (out_fd > 2)
 		close(out_fd);
-	out_fd = -1;
+	if (trace_fd >= 0)
+		close(trace_fd);
+	out_fd = trace_fd = -1;
 }

@@ -41,6 +41,7 @@ struct attach_opts {
 	unsigned sample_every;      /* DWARF stacks: sample 1 acquisition in N per key */
 	enum attach_hook hook;
 	int condvar;                /* report condvar waits (not contention) too */
+	const char *trace;          /* the timeline's file (NULL: none) */
 };
 
 /* One line "locklab-attach: ..." on stderr. */
@@ -92,6 +93,7 @@ void attach_json_lines(struct prof_buf *b, uintptr_t pc);
 /* collect.c */
 int attach_collect_begin(const struct attach_opts *o, struct attach_bpf *b, enum attach_hook hook);
 void attach_collect_sample(const void *sample, size_t size);   /* from the ring buffer */
+void attach_collect_timed(const void *timed, size_t size);     /* from the timeline's */
 /* The kernel's counts into the records; last: also the acquisitions still open. */
 void attach_collect_counts(int last);
 void attach_collect_notes(struct prof_buf *b);         /* text lines under the header */

@@ -242,6 +242,9 @@ void prof_threads_after_fork(void);
 /* trace.c: the timeline of waits, per thread (LOCKLAB_PROF_TRACE). */
 void prof_trace_wait(uint8_t event, uint8_t kind, const void *addr, uintptr_t site,
 		     uint64_t t0, uint64_t ns);
+/* The same into thread t's ring, by its one writer (locklab-attach's collector). */
+void prof_trace_add(struct prof_thread *t, uint8_t event, uint8_t kind, uintptr_t addr,
+		    uintptr_t site, uint64_t t0, uint64_t ns);
 
 /* symbols.c: report time only (reads files, may take a while). */
 extern int prof_sym_plain;             /* no dlsym, no demangling (set by control.c) */

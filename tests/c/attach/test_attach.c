@@ -11,6 +11,8 @@
  * names    the hot mutex and its call site are named as the preload profiler names
  *          them (run on the same program), with file:line in the text and JSON
  * interval --interval reports, one JSON line each, then the last one
+ * timeline --trace: every acquisition the report counts is on a thread's timeline,
+ *          in the profiler's format, under the report's lock names
  * hooks    --hook raw attaches by raw tracepoints; --hook syscall by the futex
  *          tracepoints where tracefs has them, else one line that says so
  * exact    a ping-pong through one futex word (pingpong.c), traced whole: the
@@ -581,6 +583,39 @@ static int test_exact(void)
 	return 0;
 }
 
+static int test_timeline(void)
+{
+	require_tracer();
+	pid_t pid = start_planted("10");
+	char *args[] = { "--duration", "1.5", "--json", "-o", path_of("timeline.json"), "--trace",
+			 path_of("timeline.trace") };
+	CHECK(run_tracer(pid, NULL, path_of("timeline.err"), args, 7) == 0, "tracer failed: %s",
+	      slurp(path_of("timeline.err")));
+	kill(pid, SIGKILL);
+	finish(pid, 30);
+	char *doc = strdup(slurp(path_of("timeline.json")));
+	struct lock_entry locks[64];
+	int n = locks_of(doc, locks, 64);
+	long long counted = 0, on_timeline = 0, dropped = 0;
+	for (int i = 0; i < n; i++)
+		counted += locks[i].count;
+	const char *trace = slurp(path_of("timeline.trace"));
+	CHECK(strstr(trace, "\"locks\":[\"attach_planted`hot_lock\"") ||
+	      strstr(trace, ",\"attach_planted`hot_lock\""), "the hot lock is not on the timeline");
+	for (const char *p = trace; (p = strstr(p, "\"waits\":")); p++) {
+		const char *d;
+		on_timeline += number_after(p, NULL, "waits", NULL);
+		dropped += number_after(p, NULL, "dropped", &d);
+	}
+	printf("%lld acquisitions in the report, %lld on the timeline (%lld dropped)\n", counted,
+	       on_timeline, dropped);
+	CHECK(counted > 0 && on_timeline == counted && dropped == 0,
+	      "the report counts %lld, the timeline has %lld (%lld dropped)", counted, on_timeline,
+	      dropped);
+	free(doc);
+	return 0;
+}
+
 static int test_nopid(void)
 {
 	require_tracer();
@@ -711,7 +746,8 @@ static int test_detach(void)
 
 static const struct test_case cases[] = {
 	{ "window", test_window, 0 },     { "names", test_names, 0 },
-	{ "interval", test_interval, 0 }, { "hooks", test_hooks, 0 },
+	{ "interval", test_interval, 0 }, { "timeline", test_timeline, 0 },
+	{ "hooks", test_hooks, 0 },
 	{ "exact", test_exact, 0 },       { "nopid", test_nopid, 0 },
 	{ "thread", test_thread, 0 },     { "static", test_static, 0 },
 	{ "unprivileged", test_unprivileged, 0 }, { "detach", test_detach, 0 },
@@ -721,7 +757,7 @@ int main(int argc, char **argv)
 {
 	const char *arg;
 	const struct test_case *t = test_pick(argc, argv, cases, sizeof(cases) / sizeof(cases[0]),
-					      "window|names|interval|hooks|exact|nopid|thread|static|"
+					      "window|names|interval|timeline|hooks|exact|nopid|thread|static|"
 					      "unprivileged|detach", &arg);
 	if (!t)
 		return 2;
