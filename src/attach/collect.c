@@ -286,8 +286,9 @@ static void feed(struct keyst *k, int wake, const struct prof_sum *d)
 	const struct share *sh = k->shares;
 	int n = k->nshares;
 	if (!n) {
+		/* A waiter's share says what a word is; a waker's says only where it is woken. */
 		struct wordst *w = entry(words_t, k->key.uaddr, 0, sizeof(*w));
-		if (w && w->has_first) {
+		if (w && w->has_first && (wake || w->first_from_wait)) {
 			fallback = w->first;
 			fallback.samples = 1;
 			if (wake)
@@ -310,6 +311,8 @@ static void feed(struct keyst *k, int wake, const struct prof_sum *d)
 		split(d->hist[b], sh, n, parts + (size_t)(2 + b) * (size_t)n);
 	for (int j = 0; j < n; j++) {
 		struct prof_sum part = { parts[j], parts[n + j], d->max_ns, { 0 } };
+		if (!part.count && !part.total_ns)
+			continue;   /* a share too small for a whole one this time */
 		for (int b = 0; b < ATTACH_HIST; b++)
 			part.hist[b] = (uint32_t)parts[(size_t)(2 + b) * (size_t)n + (size_t)j];
 		struct lockst *l = entry(locks_t, sh[j].lock, 0, sizeof(*l));
