@@ -24,6 +24,8 @@
  * unprivileged  not root and no capabilities: one line
  * detach   no program, map or link of the tracer's is left, however the trace ends:
  *          --duration, SIGINT, SIGTERM, the process's exit, SIGKILL of the tracer
+ * repeat   100 traces one after another of the same running program: each ends
+ *          well, the program runs on and goes on counting, nothing is left behind
  *
  * Each needs what the tracer needs (root, BTF, a way to attach): where
  * `locklab-attach --check` says it cannot trace, the test says why and skips (77).
@@ -740,6 +742,30 @@ static int test_detach(void)
 	return 0;
 }
 
+static int test_repeat(void)
+{
+	require_tracer();
+	int before[3] = { count_ids(BPF_PROG_GET_NEXT_ID), count_ids(BPF_MAP_GET_NEXT_ID),
+			  count_ids(BPF_LINK_GET_NEXT_ID) };
+	pid_t pid = start_planted("600");
+	struct ours none = { 0 };
+	for (int i = 0; i < 100; i++) {
+		char *args[] = { "--duration", "0.1", "-o", "/dev/null" };
+		int rc = run_tracer(pid, NULL, path_of("repeat.err"), args, 4);
+		CHECK(rc == 0, "trace %d: status %d: %s", i + 1, rc, slurp(path_of("repeat.err")));
+		CHECK(kill(pid, 0) == 0, "the program died during trace %d", i + 1);
+	}
+	/* Still counting: its count moves on after the last trace. */
+	size_t written = strlen(slurp(path_of("counts.txt")));
+	nap_ms(500);
+	CHECK(strlen(slurp(path_of("counts.txt"))) > written, "the program stopped counting");
+	kill(pid, SIGKILL);
+	finish(pid, 30);
+	check_gone(&none, before, "after 100 traces");
+	printf("100 traces of one running program: each ended well, nothing left behind\n");
+	return 0;
+}
+
 static const struct test_case cases[] = {
 	{ "window", test_window, 0 },     { "names", test_names, 0 },
 	{ "interval", test_interval, 0 }, { "timeline", test_timeline, 0 },
@@ -747,6 +773,7 @@ static const struct test_case cases[] = {
 	{ "exact", test_exact, 0 },       { "nopid", test_nopid, 0 },
 	{ "thread", test_thread, 0 },     { "static", test_static, 0 },
 	{ "unprivileged", test_unprivileged, 0 }, { "detach", test_detach, 0 },
+	{ "repeat", test_repeat, 0 },
 };
 
 int main(int argc, char **argv)
@@ -754,7 +781,7 @@ int main(int argc, char **argv)
 	const char *arg;
 	const struct test_case *t = test_pick(argc, argv, cases, sizeof(cases) / sizeof(cases[0]),
 					      "window|names|interval|timeline|hooks|exact|nopid|thread|static|"
-					      "unprivileged|detach", &arg);
+					      "unprivileged|detach|repeat", &arg);
 	if (!t)
 		return 2;
 	tracer = getenv("LL_ATTACH");
