@@ -7,12 +7,13 @@
  *   check     checks.c   one line for each reason it cannot trace
  *   load      load.c     the skeleton opened, set up for the target, loaded,
  *                        attached; destroyed on every way out
- *   collect   collect.c  the ring buffer's stack samples, unwound (unwind.c)
- *                        and named (names.c), as they come; the kernel's counts,
- *                        into the profiler's records (src/prof/records.c), at
- *                        each report
+ *   collect   collect.c  the ring buffers' stack samples, unwound (unwind.c)
+ *                        and named (names.c), and timeline entries, as they
+ *                        come; the kernel's counts, into the profiler's records
+ *                        (src/prof/records.c), at each report
  *   report    output.c   the profiler's report (src/prof/report.c) of those
- *                        records, text or JSON, to stdout or a file
+ *                        records, text or JSON, to stdout or a file; the
+ *                        timeline to its own
  *
  * The records, stacks and report are the profiler's own, so the names, the
  * text and the JSON are the profiler's: only what differs is here.
