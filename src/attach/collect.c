@@ -19,7 +19,8 @@
  * reported).
  *
  * Condvar waits (pthread_cond_wait waiting for a signal) are not contention:
- * left out and counted, unless --condvar.
+ * left out and counted, unless --condvar; so are waits on words that are no
+ * locks at all (pthread_join, barriers), always.
  */
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -84,7 +85,9 @@ static const struct attach_opts *opts;
 static enum attach_hook hook_used;
 static int fd_waits, fd_wakes, fd_threads, fd_stacks, fd_drops;
 static uint64_t nsamples, drops[ATTACH_NDROPS];
-static struct prof_sum left_out;    /* condvar waits not reported */
+/* Waits not reported: condvar waits for a signal (unless --condvar), and waits on
+ * words that are no locks (a join, a barrier). */
+static struct prof_sum left_out, not_locks;
 
 static uint64_t mix(uint64_t a, uint64_t b)
 {
@@ -229,7 +232,7 @@ static void add_timed(uint32_t tid, uint64_t uaddr, uint64_t start_ns, uint64_t 
 	uintptr_t lock, site;
 	word_is(uaddr, &event, &kind, &lock, &site);
 	struct prof_thread *t = thread_of(tid);
-	if (t && (kind != PROF_CONDVAR || opts->condvar))
+	if (t && kind != ATTACH_NOT_A_LOCK && (kind != PROF_CONDVAR || opts->condvar))
 		prof_trace_add(t, event, kind, lock, site, start_ns, wait_ns);
 }
 
@@ -317,10 +320,11 @@ static void feed(struct keyst *k, int wake, const struct prof_sum *d)
 			part.hist[b] = (uint32_t)parts[(size_t)(2 + b) * (size_t)n + (size_t)j];
 		struct lockst *l = entry(locks_t, sh[j].lock, 0, sizeof(*l));
 		uint8_t kind = wake && l && l->kind_known ? l->kind : sh[j].kind;
-		if (kind == PROF_CONDVAR && !opts->condvar) {
+		if (kind == ATTACH_NOT_A_LOCK || (kind == PROF_CONDVAR && !opts->condvar)) {
+			struct prof_sum *out = kind == PROF_CONDVAR ? &left_out : &not_locks;
 			if (!wake) {   /* a signal's wake is not a wait */
-				left_out.count += part.count;
-				left_out.total_ns += part.total_ns;
+				out->count += part.count;
+				out->total_ns += part.total_ns;
 			}
 			continue;
 		}
@@ -477,6 +481,10 @@ void attach_collect_notes(struct prof_buf *b)
 		prof_buf_printf(b, "left out: %llu condvar waits (%.3f ms) for a signal, not a lock "
 				   "(--condvar shows them)\n",
 				(unsigned long long)left_out.count, (double)left_out.total_ns / 1e6);
+	if (not_locks.count)
+		prof_buf_printf(b, "left out: %llu waits (%.3f ms) in pthread_join or "
+				   "pthread_barrier_wait, which are not locks\n",
+				(unsigned long long)not_locks.count, (double)not_locks.total_ns / 1e6);
 	if (drops[ATTACH_DROP_KEYS] || drops[ATTACH_DROP_THREADS])
 		prof_buf_printf(b, "not counted (tables full): %llu acquisitions or wakes, the "
 				   "futex calls of %llu threads\n",
@@ -489,7 +497,8 @@ void attach_collect_json(struct prof_buf *b)
 	prof_buf_printf(b, ",\"attach\":{\"hook\":\"%s\",\"stacks\":\"%s\",\"sample_every\":%u,"
 			   "\"samples\":%llu,\"samples_lost\":%llu,\"timeline_lost\":%llu,"
 			   "\"dropped_keys\":%llu,"
-			   "\"dropped_threads\":%llu,\"condvar_left_out\":{\"count\":%llu,"
+			   "\"dropped_threads\":%llu,\"not_locks\":{\"count\":%llu,\"wait_ns\":%llu},"
+			   "\"condvar_left_out\":{\"count\":%llu,"
 			   "\"wait_ns\":%llu}}",
 			hook_used == ATTACH_HOOK_SYSCALL ? "syscall" : "raw",
 			opts->stacks == ATTACH_STACKS_DWARF ? "dwarf" : "fp",
@@ -499,5 +508,6 @@ void attach_collect_json(struct prof_buf *b)
 			(unsigned long long)drops[ATTACH_DROP_TIMELINE],
 			(unsigned long long)drops[ATTACH_DROP_KEYS],
 			(unsigned long long)drops[ATTACH_DROP_THREADS],
+			(unsigned long long)not_locks.count, (unsigned long long)not_locks.total_ns,
 			(unsigned long long)left_out.count, (unsigned long long)left_out.total_ns);
 }

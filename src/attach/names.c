@@ -17,8 +17,8 @@
 #include <unistd.h>
 
 #include "tracer.h"
-#include "../preload/symbols.h"
-#include "../prof/lines/lookup.h"
+#include "preload/symbols.h"
+#include "prof/lines/lookup.h"
 
 /* Two lists, the one in use and the one being read, each with its arena. */
 static struct pl_syms lists[2];
@@ -152,7 +152,7 @@ static void function_of(uintptr_t pc, char *buf, size_t len)
  * (___pthread_mutex_lock, __pthread_mutex_lock_full, __GI___lll_lock_wait;
  * only the exported ones where no debug symbols are installed), so a frame is
  * matched by the part they share; the innermost frame that says which kind of
- * lock it is decides.  __lll_lock_wait alone (no pthread frame above it) is a
+ * lock it is (or that it is none: a join, a barrier) decides.  __lll_lock_wait alone (no pthread frame above it) is a
  * lock inside glibc (malloc's arenas, stdio): a mutex.
  */
 int attach_classify(const uintptr_t *pcs, int n, int wake, uint8_t *event, uint8_t *kind)
@@ -166,7 +166,9 @@ int attach_classify(const uintptr_t *pcs, int n, int wake, uint8_t *event, uint8
 			continue;
 		function_of(pcs[skip], fn, sizeof(fn));
 		decided = 1;
-		if (strstr(fn, "pthread_mutex_cond_lock")) {   /* pthread_cond_wait's reacquire */
+		if (strstr(fn, "join") || strstr(fn, "pthread_barrier_")) {
+			*kind = ATTACH_NOT_A_LOCK;   /* pthread_join, __pthread_clockjoin_ex */
+		} else if (strstr(fn, "pthread_mutex_cond_lock")) {   /* pthread_cond_wait's reacquire */
 			*kind = PROF_MUTEX;
 			*event = PROF_EV_COND;
 		} else if (strstr(fn, "pthread_cond_")) {
