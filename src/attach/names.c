@@ -245,8 +245,8 @@ static void on_line(void *arg, const char *function, const char *file, int line)
 	g->n++;
 }
 
-/* As the CLI words it (python/locklab/lines.py, where()): "planted.c:88", or with
- * inlining "planted.c:70 (fx_lock, inlined into worker)". */
+/* As the CLI words it (python/locklab/profile/lines.py, where()): "planted.c:88",
+ * or with inlining "planted.c:70 (fx_lock, inlined into worker)". */
 static struct where *where_of(uintptr_t pc)
 {
 	struct where **b = &where_memo[(pc >> 2) % WHERE_BUCKETS];
