@@ -200,38 +200,37 @@ EXPORT int SWAPPED(pthread_rwlock_unlock)(pthread_rwlock_t *l)
 	return rc;
 }
 
-/* The four lock calls of one side, rd or wr: plain, try, timed, clock. */
-#define RWLOCK_SIDE(side, write)                                                            \
+/* The four lock calls of one side, rd or wr: plain, try, timed, clock; each
+ * glibc's when the lock is (counted with the stats on), else the swapper's. */
+#define RW_CALL(l, glibc_call, ...) \
+	(rw_glibcs(l) ? rw_counted(glibc_call) : rw_acquire(l, __VA_ARGS__))
+#define RWLOCK_SIDE(side, write)                                                             \
 	EXPORT int SWAPPED(pthread_rwlock_##side##lock)(pthread_rwlock_t *l)                 \
 	{                                                                                    \
-		if (rw_glibcs(l))                                                            \
-			return rw_counted(GLIBC_CALL(rw_##side##lock, 0, l));                \
-		return rw_acquire(l, write, H_LOCK, 0, NULL);                                \
+		return RW_CALL(l, GLIBC_CALL(rw_##side##lock, 0, l), write, H_LOCK, 0,       \
+			       NULL);                                                        \
 	}                                                                                    \
 	EXPORT int SWAPPED(pthread_rwlock_try##side##lock)(pthread_rwlock_t *l)              \
 	{                                                                                    \
-		if (rw_glibcs(l))                                                            \
-			return rw_counted(GLIBC_CALL(rw_try##side##lock, 0, l));             \
-		return rw_acquire(l, write, H_TRY, 0, NULL);                                 \
+		return RW_CALL(l, GLIBC_CALL(rw_try##side##lock, 0, l), write, H_TRY, 0,     \
+			       NULL);                                                        \
 	}                                                                                    \
 	EXPORT int SWAPPED(pthread_rwlock_timed##side##lock)(pthread_rwlock_t *l,            \
 							       const struct timespec *abs)   \
 	{                                                                                    \
-		if (rw_glibcs(l))                                                            \
-			return rw_counted(GLIBC_CALL(rw_timed##side##lock, 0, l, abs));      \
-		return rw_acquire(l, write, H_TIMED, CLOCK_REALTIME, abs);                   \
+		return RW_CALL(l, GLIBC_CALL(rw_timed##side##lock, 0, l, abs), write,        \
+			       H_TIMED, CLOCK_REALTIME, abs);                                \
 	}                                                                                    \
 	EXPORT int SWAPPED(pthread_rwlock_clock##side##lock)(pthread_rwlock_t *l, clockid_t clk, \
 							       const struct timespec *abs)   \
 	{                                                                                    \
-		if (rw_glibcs(l)) {                                                          \
-			if (swap_can_call_real() && !swap_real.rw_clock##side##lock)         \
-				return ENOSYS;                                               \
-			return rw_counted(GLIBC_CALL(rw_clock##side##lock, 0, l, clk, abs)); \
-		}                                                                            \
-		return rw_acquire(l, write, H_TIMED, clk, abs);                              \
+		if (rw_glibcs(l) && swap_can_call_real() && !swap_real.rw_clock##side##lock) \
+			return ENOSYS;                                                       \
+		return RW_CALL(l, GLIBC_CALL(rw_clock##side##lock, 0, l, clk, abs), write,   \
+			       H_TIMED, clk, abs);                                           \
 	}
 
 RWLOCK_SIDE(rd, 0)
 RWLOCK_SIDE(wr, 1)
 #undef RWLOCK_SIDE
+#undef RW_CALL
