@@ -34,7 +34,7 @@
 #ifndef LOCKLAB_GATE_H
 #define LOCKLAB_GATE_H
 
-#include "locklab/api.h"
+#include "locklab/bits/api.h"
 
 #include <stddef.h>
 #include <stdint.h>

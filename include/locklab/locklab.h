@@ -10,15 +10,15 @@
  *
  * The algorithm's state lives inside the ll_mutex_t (no allocation; innodb56
  * allocates its event like InnoDB's os_event_create).  Code that fixes the
- * algorithm can use the direct types instead (locklab/futex.h, ttas.h, ...),
- * whose uncontended paths inline.  locklab/monitor.h: statistics, names,
+ * algorithm can use the direct types instead (locklab/locks/futex.h, ttas.h,
+ * ...), whose uncontended paths inline.  locklab/monitor.h: statistics, names,
  * waiters, dumps and a watchdog for these locks.  locklab/rwlock.h: the
  * read-write locks, chosen the same way (ll_rwlock_t).
  */
 #ifndef LOCKLAB_H
 #define LOCKLAB_H
 
-#include "locklab/api.h"
+#include "locklab/bits/api.h"
 
 #include <errno.h>
 #include <stdalign.h>
@@ -28,7 +28,7 @@
 #include "locklab/monitor.h"
 #include "locklab/ops.h"
 #include "locklab/rwlock.h"
-#include "locklab/spin.h"
+#include "locklab/bits/spin.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -81,12 +81,12 @@ LL_API int ll_mutex_init_config_at(ll_mutex_t *m, const struct ll_lock_ops *ops,
 	ll_mutex_init_config_at((m), (ops), (config), __FILE__, __LINE__)
 
 /*
- * The lock calls.  With the monitor built in (LL_MONITOR, monitor_hooks.h)
- * the acquiring calls test the LL_MON_ON bit of m->mon, on the same line as
- * m->ops, and go through the monitor only when it is set; the macros pass
- * the caller's file:line.  unlock tests nothing: a monitored lock's ops is
- * the monitor's copy, whose unlock counts.  With LL_MONITOR=0 they are the
- * bare ops calls.
+ * The lock calls.  With the monitor built in (LL_MONITOR,
+ * locklab/bits/monitor_hooks.h) the acquiring calls test the LL_MON_ON bit of
+ * m->mon, on the same line as m->ops, and go through the monitor only when it
+ * is set; the macros pass the caller's file:line.  unlock tests nothing: a
+ * monitored lock's ops is the monitor's copy, whose unlock counts.  With
+ * LL_MONITOR=0 they are the bare ops calls.
  */
 static inline const struct ll_lock_ops *ll_mutex_ops(const ll_mutex_t *m)
 {

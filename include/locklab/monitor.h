@@ -15,8 +15,8 @@
  *     signal;
  *   - a watchdog thread that reports waits longer than a threshold.
  *
- * Off at build time (LL_MONITOR=0, see monitor_hooks.h) the lock calls are
- * the bare ops calls.  Built in, statistics are off until turned on:
+ * Off at build time (LL_MONITOR=0, see locklab/bits/monitor_hooks.h) the lock
+ * calls are the bare ops calls.  Built in, statistics are off until turned on:
  * ll_monitor_set_enabled(1) or LOCKLAB_MONITOR=1; an unmonitored acquiring
  * call costs one test of a word on the line that holds the ops pointer,
  * an unlock nothing (a monitored lock's ops is the monitor's copy).
@@ -41,14 +41,14 @@
 #ifndef LOCKLAB_MONITOR_H
 #define LOCKLAB_MONITOR_H
 
-#include "locklab/api.h"
+#include "locklab/bits/api.h"
 
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <time.h>
 
-#include "locklab/monitor_hooks.h"
+#include "locklab/bits/monitor_hooks.h"
 #include "locklab/ops.h"
 
 #ifdef __cplusplus

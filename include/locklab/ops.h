@@ -14,7 +14,7 @@
 #ifndef LOCKLAB_OPS_H
 #define LOCKLAB_OPS_H
 
-#include "locklab/api.h"
+#include "locklab/bits/api.h"
 
 #include <stddef.h>
 #include <stdint.h>

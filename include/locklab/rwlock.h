@@ -13,14 +13,14 @@
  * registration list (src/lib/rwlocks/rwlocks.def), knobs parsed by the same
  * machinery as the mutexes' (locklab/ops.h).  A name may be both a mutex and
  * an rwlock (`pthread`, `ll`): the two tables are separate.  The direct types
- * (locklab/rw_own.h, rw_pthread.h, rw_partitioned.h, rw_bravo.h,
- * rw_innodb56.h) are usable without the table.  docs/rwlocks.md: each
+ * (locklab/rwlocks/ll.h, pthread.h, partitioned.h, bravo.h, innodb56.h)
+ * are usable without the table.  docs/rwlocks.md: each
  * lock's word, design and cost.
  */
 #ifndef LOCKLAB_RWLOCK_H
 #define LOCKLAB_RWLOCK_H
 
-#include "locklab/api.h"
+#include "locklab/bits/api.h"
 
 #include <errno.h>
 #include <stdalign.h>

@@ -39,23 +39,20 @@
 #include "locks.h"
 #include "measure.h"
 #include "slot.h"
+#include "stats.h"
 #include "work.h"
-
-enum phase { WARMUP, MEASURE, STOP };
 
 struct worker {
 	alignas(64) atomic_uint_fast64_t iters;   /* written by the worker, read by main */
 	struct slot *slot;
-	uint64_t window_iters;
 	uint64_t samples;
 	uint64_t wait_max;
 	uint64_t hist[HIST_BUCKETS];
 };
 
 struct config {
-	const char *lock, *lock_opts;
 	int64_t mutexes;
-	struct run_opts r;      /* threads, work, the run's length (options.h) */
+	struct run_opts r;      /* the lock, threads, work, the run's length (options.h) */
 	int instrument, dump;   /* dump: -1, LL_DUMP_TEXT or LL_DUMP_JSON */
 };
 
@@ -76,9 +73,9 @@ static void *worker_main(void *p)
 	for (uint64_t i = 0;; i++) {
 		/* One relaxed load of a line nobody writes until the phase changes. */
 		int phase = atomic_load_explicit(&run.phase, memory_order_relaxed);
-		if (run.iterations ? i == run.iterations : phase == STOP)
+		if (run.iterations ? i == run.iterations : phase == PHASE_STOP)
 			break;
-		int sample = phase == MEASURE && (i & mask) == 0;
+		int sample = phase == PHASE_MEASURE && (i & mask) == 0;
 		uint64_t t0 = sample ? ll_now_ns() : 0;
 		ll_mutex_lock(&s->m);
 		if (sample) {
@@ -123,12 +120,7 @@ static void usage(FILE *f)
 static int take_option(int ch, const char *arg, void *ctx)
 {
 	struct config *c = ctx;
-	int rc = parse_run_option(ch, arg, &c->r);
-	if (rc >= 0)
-		return rc;
 	switch (ch) {
-	case 'l': c->lock = arg; return 0;
-	case 'o': c->lock_opts = arg; return 0;
 	case 'm': return parse_i64("--mutexes", arg, 1, 100000, &c->mutexes);
 	case 'I': c->instrument = 1; return 0;
 	case 'D':
@@ -145,26 +137,27 @@ static int parse_args(int argc, char **argv, struct config *c)
 {
 	static const struct option opts[] = {
 		RUN_OPTIONS,
-		{ "lock", required_argument, 0, 'l' },      { "lock-opts", required_argument, 0, 'o' },
+		SAMPLE_OPTION,
 		{ "mutexes", required_argument, 0, 'm' },   { "help", no_argument, 0, 'h' },
 		{ "instrument", no_argument, 0, 'I' },      { "dump", required_argument, 0, 'D' },
 		{ 0, 0, 0, 0 },
 	};
 	*c = (struct config){ .dump = -1 };
 	run_opts_defaults(&c->r);
-	int rc = parse_options(argc, argv, opts, take_option, c);
+	int rc = parse_options(argc, argv, opts, &c->r, take_option, c);
 	if (rc)
 		return rc;
 	/* --mutexes is at least 1 when given. */
-	if (!c->lock || !c->r.have_threads || !c->mutexes || !c->r.have_hold)
+	if (!c->r.lock || !c->r.have_threads || !c->mutexes || !c->r.have_hold)
 		return usage_error("bench: --lock, --threads, --mutexes and --hold-ns are required");
 	return check_run_opts(&c->r);
 }
 
 struct result {
-	double duration_s, ns_per_iter, ops_per_sec, cpu_user_pct, cpu_sys_pct, cpu_idle_pct;
-	double cs_per_sec, cpu_ns_per_iter, jain, calib_error_pct;
-	uint64_t iterations, min_thread_iters, max_thread_iters, vcsw, ivcsw;
+	struct window win;
+	struct rates rate;      /* per iteration */
+	struct spread iters;    /* the threads' iterations in the window */
+	double calib_error_pct;
 	uint64_t wait_p50, wait_p99, wait_p999, wait_max, wait_samples;
 	int mutex_ok;
 	int drained;      /* every thread exited: the counters could be compared */
@@ -172,31 +165,21 @@ struct result {
 	uint64_t mon_acquisitions, mon_contended, mon_spins, mon_parks, mon_wait_max;
 };
 
-static void summarise(const struct config *c, struct worker *w, struct slot *slots,
-		      const struct snapshot *a, const struct snapshot *b, struct result *r)
+/* window: each thread's iterations in the window. */
+static void summarise(const struct config *c, struct worker *w, const uint64_t *window,
+		      struct slot *slots, const struct snapshot *a, const struct snapshot *b,
+		      struct result *r)
 {
-	double sum = 0, sum_sq = 0;
 	uint64_t *hist = calloc(HIST_BUCKETS, sizeof(uint64_t));
 
-	r->min_thread_iters = UINT64_MAX;
 	for (int64_t i = 0; i < c->r.threads; i++) {
-		uint64_t n = w[i].window_iters;
-		r->iterations += n;
-		sum += (double)n;
-		sum_sq += (double)n * (double)n;
-		if (n < r->min_thread_iters)
-			r->min_thread_iters = n;
-		if (n > r->max_thread_iters)
-			r->max_thread_iters = n;
+		spread_add(&r->iters, window[i]);
 		for (unsigned k = 0; k < HIST_BUCKETS; k++)
 			hist[k] += w[i].hist[k];
 		r->wait_samples += w[i].samples;
 		if (w[i].wait_max > r->wait_max)
 			r->wait_max = w[i].wait_max;
 	}
-	/* Jain's index: 1 when every thread did the same, 1/N when one did all. */
-	r->jain = sum_sq > 0 ? sum * sum / ((double)c->r.threads * sum_sq) : 0;
-
 	/* Every iteration of every thread, warm-up included, went through one counter. */
 	r->mutex_ok = 1;
 	for (int64_t m = 0; m < c->mutexes; m++) {
@@ -225,19 +208,8 @@ static void summarise(const struct config *c, struct worker *w, struct slot *slo
 		}
 	}
 
-	struct window win;
-	window_between(a, b, &win);
-	double wall_ns = win.duration_s * 1e9;
-	r->duration_s = win.duration_s;
-	r->ns_per_iter = r->iterations ? wall_ns / (double)r->iterations : 0;
-	r->ops_per_sec = wall_ns > 0 ? (double)r->iterations * 1e9 / wall_ns : 0;
-	r->cpu_user_pct = win.cpu_user_pct;
-	r->cpu_sys_pct = win.cpu_sys_pct;
-	r->cpu_idle_pct = win.cpu_idle_pct;
-	r->cs_per_sec = win.cs_per_sec;
-	r->vcsw = win.vcsw;
-	r->ivcsw = win.ivcsw;
-	r->cpu_ns_per_iter = r->iterations ? win.cpu_ns / (double)r->iterations : 0;
+	window_between(a, b, &r->win);
+	window_rates(&r->win, r->iters.total, &r->rate);
 	r->wait_p50 = hist_quantile(hist, r->wait_samples, r->wait_max, 0.50);
 	r->wait_p99 = hist_quantile(hist, r->wait_samples, r->wait_max, 0.99);
 	r->wait_p999 = hist_quantile(hist, r->wait_samples, r->wait_max, 0.999);
@@ -247,9 +219,9 @@ static void summarise(const struct config *c, struct worker *w, struct slot *slo
 static void print_json(const struct config *c, const struct result *r)
 {
 	fputs("{\"lock\":", stdout);
-	json_string(stdout, c->lock);
+	json_string(stdout, c->r.lock);
 	fputs(",\"lock_opts\":", stdout);
-	json_string(stdout, c->lock_opts ? c->lock_opts : "");
+	json_string(stdout, c->r.lock_opts ? c->r.lock_opts : "");
 	printf(",\"threads\":%" PRId64 ",\"mutexes\":%" PRId64 ",\"hold_ns\":%" PRId64
 	       ",\"outside_ns\":%" PRId64 ",\"mode\":\"%s\",\"warmup_s\":%g,\"duration_s\":%.6f"
 	       ",\"iterations\":%" PRIu64 ",\"ns_per_iter\":%.3f,\"ops_per_sec\":%.1f"
@@ -262,9 +234,10 @@ static void print_json(const struct config *c, const struct result *r)
 	       ",\"calib_ns_per_loop\":%.4f,\"pause_ns\":%.2f,\"version\":\"%s\"",
 	       c->r.threads, c->mutexes, c->r.hold_ns, c->r.outside_ns,
 	       c->r.iterations ? "iterations" : "duration", c->r.iterations ? 0 : c->r.warmup_s,
-	       r->duration_s, r->iterations, r->ns_per_iter, r->ops_per_sec, r->cpu_user_pct,
-	       r->cpu_sys_pct, r->cpu_idle_pct, r->cs_per_sec, r->vcsw, r->ivcsw,
-	       r->cpu_ns_per_iter, r->jain, r->min_thread_iters, r->max_thread_iters, r->wait_p50,
+	       r->win.duration_s, r->iters.total, r->rate.ns_per_op, r->rate.ops_per_sec,
+	       r->win.cpu_user_pct, r->win.cpu_sys_pct, r->win.cpu_idle_pct, r->win.cs_per_sec,
+	       r->win.vcsw, r->win.ivcsw, r->rate.cpu_ns_per_op, spread_jain(&r->iters),
+	       r->iters.min, r->iters.max, r->wait_p50,
 	       r->wait_p99, r->wait_p999, r->wait_max, r->wait_samples, c->r.sample_every,
 	       r->mutex_ok ? "true" : "false", r->drained ? "true" : "false", r->calib_error_pct, work_calibrate(),
 	       ll_spin_ns(LL_SPIN_PAUSE), LL_VERSION);
@@ -283,10 +256,10 @@ static void print_text(const struct config *c, const struct result *r)
 	       " outside_ns=%" PRId64 ": %.1f ns/iter, %.0f ops/s, us/sy/id %.0f/%.0f/%.0f,"
 	       " %.0f cs/s, %.0f cpu-ns/iter, jain %.3f, wait p50/p99/max %" PRIu64 "/%" PRIu64
 	       "/%" PRIu64 " ns, mutex %s\n",
-	       c->lock, c->lock_opts ? " " : "", c->lock_opts ? c->lock_opts : "", c->r.threads,
-	       c->mutexes, c->r.hold_ns, c->r.outside_ns, r->ns_per_iter, r->ops_per_sec,
-	       r->cpu_user_pct, r->cpu_sys_pct, r->cpu_idle_pct, r->cs_per_sec,
-	       r->cpu_ns_per_iter, r->jain, r->wait_p50, r->wait_p99, r->wait_max,
+	       c->r.lock, c->r.lock_opts ? " " : "", c->r.lock_opts ? c->r.lock_opts : "", c->r.threads,
+	       c->mutexes, c->r.hold_ns, c->r.outside_ns, r->rate.ns_per_op, r->rate.ops_per_sec,
+	       r->win.cpu_user_pct, r->win.cpu_sys_pct, r->win.cpu_idle_pct, r->win.cs_per_sec,
+	       r->rate.cpu_ns_per_op, spread_jain(&r->iters), r->wait_p50, r->wait_p99, r->wait_max,
 	       r->mutex_ok ? "ok" : "VIOLATED");
 	if (r->instrumented)
 		printf("  monitor: %" PRIu64 " acquisitions, %" PRIu64 " contended, %" PRIu64
@@ -306,7 +279,8 @@ int cmd_bench(int argc, char **argv)
 	struct slot *slots = aligned_alloc(64, sizeof(struct slot) * (size_t)c.mutexes);
 	struct worker *w = aligned_alloc(64, sizeof(struct worker) * (size_t)c.r.threads);
 	pthread_t *tids = calloc((size_t)c.r.threads, sizeof(pthread_t));
-	if (!slots || !w || !tids)
+	uint64_t *window = calloc((size_t)c.r.threads, sizeof(uint64_t));
+	if (!slots || !w || !tids || !window)
 		return usage_error("bench: out of memory for %" PRId64 " threads", c.r.threads);
 	memset(slots, 0, sizeof(struct slot) * (size_t)c.mutexes);
 	memset(w, 0, sizeof(struct worker) * (size_t)c.r.threads);
@@ -317,7 +291,7 @@ int cmd_bench(int argc, char **argv)
 		ll_monitor_set_enabled(1);
 	for (int64_t m = 0; m < c.mutexes; m++) {
 		char name[48];
-		if (bench_mutex_init(&slots[m].m, c.lock, c.lock_opts, &err))
+		if (bench_mutex_init(&slots[m].m, c.r.lock, c.r.lock_opts, &err))
 			return usage_error("%s", err.msg);
 		snprintf(name, sizeof(name), "bench.mutex[%" PRId64 "]", m);
 		ll_mutex_set_name(&slots[m].m, name);
@@ -345,44 +319,21 @@ int cmd_bench(int argc, char **argv)
 	run.outside_loops = work_loops_for_ns(c.r.outside_ns);
 	run.iterations = (uint64_t)c.r.iterations;
 	run.sample_mask = (uint64_t)c.r.sample_every - 1;
-	atomic_store(&run.phase, c.r.iterations ? MEASURE : WARMUP);
+	atomic_store(&run.phase, c.r.iterations ? PHASE_MEASURE : PHASE_WARMUP);
 	pthread_barrier_init(&run.start, NULL, (unsigned)c.r.threads + 1);
 
 	for (int64_t i = 0; i < c.r.threads; i++)
 		w[i].slot = &slots[i % c.mutexes];
 	start_threads(tids, c.r.threads, worker_main, w, sizeof(*w), "thread");
 
+	const struct run_window measured = {
+		.opts = &c.r, .tids = tids, .threads = c.r.threads, .start = &run.start,
+		.phase = &run.phase, .counters = &w[0].iters, .stride = sizeof(*w), .per_thread = 1,
+		.drain_s = 1.0,
+	};
 	struct snapshot a, b;
-	uint64_t *start_iters = calloc((size_t)c.r.threads, sizeof(uint64_t));
-	if (c.r.iterations) {
-		/* Before the release: workers run the moment main reaches the barrier. */
-		take_snapshot(&a);
-		pthread_barrier_wait(&run.start);
-		for (int64_t i = 0; i < c.r.threads; i++)
-			pthread_join(tids[i], NULL);
-		take_snapshot(&b);
-	} else {
-		pthread_barrier_wait(&run.start);
-		sleep_seconds(c.r.warmup_s);
-		take_snapshot(&a);
-		for (int64_t i = 0; i < c.r.threads; i++)
-			start_iters[i] = atomic_load_explicit(&w[i].iters, memory_order_relaxed);
-		atomic_store(&run.phase, MEASURE);
-		sleep_seconds(c.r.duration_s);
-		for (int64_t i = 0; i < c.r.threads; i++)
-			w[i].window_iters = atomic_load_explicit(&w[i].iters, memory_order_relaxed) -
-					    start_iters[i];
-		take_snapshot(&b);
-		atomic_store(&run.phase, STOP);
-		r.drained = join_until(tids, c.r.threads, 1.0 + c.r.duration_s);
-	}
-	if (c.r.iterations) {
-		r.drained = 1;
-		for (int64_t i = 0; i < c.r.threads; i++)
-			w[i].window_iters = atomic_load(&w[i].iters);
-	}
-
-	summarise(&c, w, slots, &a, &b, &r);
+	r.drained = run_window(&measured, window, &a, &b);
+	summarise(&c, w, window, slots, &a, &b, &r);
 	if (c.dump >= 0)
 		ll_monitor_dump(stderr, (enum ll_dump_format)c.dump);
 	if (c.r.json)
@@ -390,14 +341,10 @@ int cmd_bench(int argc, char **argv)
 	else
 		print_text(&c, &r);
 
-	if (!r.drained) {
-		/* Threads still queue on the locks: leave without freeing what they use. */
-		fflush(stdout);
-		_exit(r.mutex_ok ? 0 : 1);
-	}
+	exit_if_undrained(r.drained, r.mutex_ok);
 	for (int64_t m = 0; m < c.mutexes; m++)
 		ll_mutex_destroy(&slots[m].m);
-	free(start_iters);
+	free(window);
 	free(tids);
 	free(w);
 	free(slots);

@@ -24,22 +24,11 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../lib/core/futex_sys.h"
+#include "core/futex_sys.h"
 #include "cli.h"
 #include "options.h"
-#include "locklab/spin.h"
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
-
-static double median(double *v, int n)
-{
-	qsort(v, (size_t)n, sizeof(double), cmp_double);
-	return v[n / 2];
-}
+#include "stats.h"
+#include "locklab/bits/spin.h"
 
 static double best(const double *v, int n)
 {

@@ -3,7 +3,7 @@
  * writer (src/lib/core/json.h).
  */
 #include "json.h"
-#include "../lib/core/json.h"
+#include "core/json.h"
 
 void json_string(FILE *f, const char *s)
 {

@@ -10,7 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "locklab/spin.h"
+#include "locklab/bits/spin.h"
 #include "options.h"
 #include "measure.h"
 
@@ -67,6 +67,73 @@ void window_between(const struct snapshot *a, const struct snapshot *b, struct w
 	w->ivcsw = (uint64_t)(b->ru.ru_nivcsw - a->ru.ru_nivcsw);
 	w->cpu_ns = tv_ns(b->ru.ru_utime) - tv_ns(a->ru.ru_utime) + tv_ns(b->ru.ru_stime) -
 		    tv_ns(a->ru.ru_stime);
+}
+
+static void call(void (*fn)(void *), void *ctx)
+{
+	if (fn)
+		fn(ctx);
+}
+
+/* Every thread's counters now; at_end: less what `window` held (their values as it opened). */
+static void read_counters(const struct run_window *w, uint64_t *window, int at_end)
+{
+	for (int64_t i = 0; i < w->threads; i++) {
+		const atomic_uint_fast64_t *c =
+			(const atomic_uint_fast64_t *)(const void *)((const char *)w->counters +
+								    (size_t)i * w->stride);
+		for (int k = 0; k < w->per_thread; k++) {
+			uint64_t *at = &window[i * w->per_thread + k];
+			uint64_t n = atomic_load_explicit(&c[k], memory_order_relaxed);
+			*at = at_end ? n - *at : n;
+		}
+	}
+}
+
+int run_window(const struct run_window *w, uint64_t *window, struct snapshot *a,
+	       struct snapshot *b)
+{
+	if (w->opts->iterations) {
+		take_snapshot(a);
+		read_counters(w, window, 0);
+		pthread_barrier_wait(w->start);
+		call(w->released, w->ctx);
+		for (int64_t i = 0; i < w->threads; i++)
+			pthread_join(w->tids[i], NULL);
+		read_counters(w, window, 1);
+		take_snapshot(b);
+		call(w->closed, w->ctx);
+		return 1;
+	}
+	pthread_barrier_wait(w->start);
+	call(w->released, w->ctx);
+	sleep_seconds(w->opts->warmup_s);
+	call(w->opening, w->ctx);
+	take_snapshot(a);
+	read_counters(w, window, 0);
+	atomic_store(w->phase, PHASE_MEASURE);
+	sleep_seconds(w->opts->duration_s);
+	read_counters(w, window, 1);
+	take_snapshot(b);
+	call(w->closed, w->ctx);
+	atomic_store(w->phase, PHASE_STOP);
+	return join_until(w->tids, w->threads, w->drain_s + w->opts->duration_s);
+}
+
+void exit_if_undrained(int drained, int ok)
+{
+	if (drained)
+		return;
+	fflush(stdout);
+	_exit(ok ? 0 : 1);
+}
+
+void window_rates(const struct window *w, uint64_t ops, struct rates *r)
+{
+	double wall_ns = w->duration_s * 1e9;
+	r->ns_per_op = ops ? wall_ns / (double)ops : 0;
+	r->ops_per_sec = wall_ns > 0 ? (double)ops * 1e9 / wall_ns : 0;
+	r->cpu_ns_per_op = ops ? w->cpu_ns / (double)ops : 0;
 }
 
 void sleep_seconds(double s)

@@ -7,6 +7,7 @@
 #define LOCKLAB_BENCH_MEASURE_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <sys/resource.h>
 #include <sys/types.h>
@@ -34,6 +35,14 @@ struct window {
 };
 void window_between(const struct snapshot *a, const struct snapshot *b, struct window *w);
 
+/* A window per operation, given the operations every thread made in it (0 without any). */
+struct rates {
+	double ns_per_op;        /* wall time / operations */
+	double ops_per_sec;
+	double cpu_ns_per_op;    /* this process's CPU time / operations */
+};
+void window_rates(const struct window *w, uint64_t ops, struct rates *r);
+
 void sleep_seconds(double s);
 
 /*
@@ -59,5 +68,49 @@ void start_threads(pthread_t *tids, int64_t n, void *(*fn)(void *), void *args, 
 
 /* Join every thread within `seconds`; 0 when some are still running then. */
 int join_until(pthread_t *tids, int64_t n, double seconds);
+
+/* Where a workload's threads are: they read it once per iteration. */
+enum run_phase { PHASE_WARMUP, PHASE_MEASURE, PHASE_STOP };
+
+struct run_opts;
+/*
+ * How a workload measures its window.  Its threads, started, wait at
+ * `start`; *phase is PHASE_MEASURE with --iterations (each thread stops
+ * after its iterations), else PHASE_WARMUP (they run until PHASE_STOP).
+ */
+struct run_window {
+	const struct run_opts *opts;   /* --iterations or --duration, --warmup */
+	pthread_t *tids;
+	int64_t threads;
+	pthread_barrier_t *start;
+	atomic_int *phase;
+	/* Thread i's operations so far: per_thread counters from counters + i * stride bytes. */
+	const atomic_uint_fast64_t *counters;
+	size_t stride;
+	int per_thread;
+	double drain_s;                /* how long past the window the threads may take to end */
+	/* The workload's part, each called with ctx; NULL where it has none. */
+	void (*released)(void *ctx);   /* the threads are past the start barrier */
+	void (*opening)(void *ctx);    /* --duration: the warm-up is over, the window opens next */
+	void (*closed)(void *ctx);     /* the window has closed (--iterations: every thread ended) */
+	void *ctx;
+};
+/*
+ * Release the threads and take the window: *a as it opens, *b as it
+ * closes, and in window[i * per_thread + k] what counter k of thread i
+ * counted in between.  With --iterations the window is the whole run
+ * (opened before the release: the threads run the moment main reaches the
+ * barrier); with --duration it follows the warm-up.  1 if every thread has
+ * ended (drained), 0 if some were still running drain_s after the window.
+ */
+int run_window(const struct run_window *w, uint64_t *window, struct snapshot *a,
+	       struct snapshot *b);
+
+/*
+ * After the result is printed: when threads are still waiting on a lock or
+ * a gate (not drained), end the process now, status 0 if the run's checks
+ * held (ok), else 1, freeing nothing they use.  Returns when drained.
+ */
+void exit_if_undrained(int drained, int ok);
 
 #endif

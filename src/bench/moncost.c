@@ -31,6 +31,7 @@
 #include "json.h"
 #include "locks.h"
 #include "moncost.h"
+#include "stats.h"
 
 enum { BARE, OFF, ON, BARE2, WAYS };
 static const char *const way_names[WAYS] = { "bare", "off", "on", "bare2" };
@@ -43,18 +44,6 @@ struct lock_cost {
 	double on_minus_off;        /* median of per-round differences, ns */
 	int counted;                /* the monitor's count was exact */
 };
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
-
-static double median(double *v, int n)
-{
-	qsort(v, (size_t)n, sizeof(*v), cmp_double);
-	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
 
 static int empty;
 static struct moncost_slot slot;
@@ -103,10 +92,10 @@ static int measure(const char *lock, uint64_t pairs, int rounds, struct lock_cos
 	out->counted = ll_mutex_stats(&m, &st) == 0 &&
 		       st.acquisitions == (uint64_t)(rounds + 1) * pairs && st.contended == 0;
 	for (int way = 0; way < WAYS; way++)
-		out->ns[way] = median(per + way * rounds, rounds);
-	out->off_over_bare = median(ratio, rounds);
-	out->aa = median(aa, rounds);
-	out->on_minus_off = median(diff, rounds);
+		out->ns[way] = median(per + way * rounds, (size_t)rounds);
+	out->off_over_bare = median(ratio, (size_t)rounds);
+	out->aa = median(aa, (size_t)rounds);
+	out->on_minus_off = median(diff, (size_t)rounds);
 	ll_mutex_destroy(&m);
 	free(per);
 	return 0;

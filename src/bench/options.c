@@ -9,16 +9,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "core/error_line.h"
 #include "options.h"
 
 int usage_error(const char *fmt, ...)
 {
 	va_list ap;
-	fputs("locklab: ", stderr);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	ll_error_line(fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
 	return EXIT_USAGE;
 }
 
@@ -69,9 +68,12 @@ void run_opts_defaults(struct run_opts *o)
 	*o = (struct run_opts){ .sample_every = 16, .warmup_s = 0.2 };
 }
 
-int parse_run_option(int ch, const char *arg, struct run_opts *o)
+/* ch, a letter of RUN_OPTIONS or SAMPLE_OPTION, with its argument: 0 or EXIT_USAGE; -1 for another. */
+static int parse_run_option(int ch, const char *arg, struct run_opts *o)
 {
 	switch (ch) {
+	case 'l': o->lock = arg; return 0;
+	case 'o': o->lock_opts = arg; return 0;
 	case 't':
 		o->have_threads = 1;
 		return parse_i64("--threads", arg, 1, 100000, &o->threads);
@@ -98,16 +100,20 @@ int check_run_opts(const struct run_opts *o)
 	return 0;
 }
 
-int parse_options(int argc, char **argv, const struct option *opts,
+int parse_options(int argc, char **argv, const struct option *opts, struct run_opts *r,
 		  int (*take)(int ch, const char *arg, void *ctx), void *ctx)
 {
 	int rc = 0, ch;
 
 	opterr = 0;
 	optind = 1;
-	while (!rc && (ch = getopt_long(argc, argv, "", opts, NULL)) != -1)
-		if ((rc = take(ch, optarg, ctx)) < 0)
+	while (!rc && (ch = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		rc = parse_run_option(ch, optarg, r);
+		if (rc < 0)
+			rc = take(ch, optarg, ctx);
+		if (rc < 0)
 			return usage_error("bench: unknown or incomplete option '%s'", argv[optind - 1]);
+	}
 	if (rc)
 		return rc;
 	if (optind < argc)

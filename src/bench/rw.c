@@ -17,8 +17,8 @@
  * before and after the window, to count the threads that never got one
  * though runnable (a window shorter than the scheduler's round measured
  * fewer threads than it claims).  Off by default: the main thread's reads
- * cost it its place in a crowded run queue (a 0.1 s window at 256 threads
- * then lasted 0.5 s).
+ * cost it its place in a crowded run queue, and the window it times
+ * stretches.
  *
  * The exclusion check writes nothing shared on the read side (a shared
  * write would be the cost the rwlocks are measured without): a writer
@@ -44,16 +44,15 @@
 #include "locklab/locklab.h"
 #include "measure.h"
 #include "options.h"
+#include "stats.h"
 #include "work.h"
 
-enum phase { WARMUP, MEASURE, STOP };
 enum { RD, WR };
 static const char *const class_name[] = { "read", "write" };
 
 struct rw_worker {
 	/* Operations by class: written by the worker, read by main at the window's ends. */
 	alignas(64) atomic_uint_fast64_t ops[2];
-	uint64_t window_ops[2], start_ops[2];
 	uint64_t samples[2], sampled_ns[2], wait_max[2];
 	/* --runqueue: the runqueue ns of the longest wait, the largest wait less its runqueue ns. */
 	uint64_t runq_at_max[2], wait_max_off_runq[2];
@@ -66,7 +65,6 @@ struct rw_worker {
 };
 
 struct rw_config {
-	const char *lock, *lock_opts;
 	double read_pct;
 	int runqueue;
 	struct run_opts r;
@@ -109,11 +107,11 @@ static void *rw_main(void *p)
 	pthread_barrier_wait(&g.start);
 	for (uint64_t i = 0;; i++) {
 		int phase = atomic_load_explicit(&g.phase, memory_order_relaxed);
-		if (g.iterations ? i == g.iterations : phase == STOP)
+		if (g.iterations ? i == g.iterations : phase == PHASE_STOP)
 			break;
 		int c = (next_rand(&w->rng) >> 32) < g.read_below ? RD : WR;
 		uint64_t n = atomic_load_explicit(&w->ops[c], memory_order_relaxed);
-		int sample = phase == MEASURE && (n & mask) == 0;
+		int sample = phase == PHASE_MEASURE && (n & mask) == 0;
 		uint64_t q0 = sample && w->schedstat_fd >= 0 ? runq_ns(w->schedstat_fd) : 0;
 		uint64_t t0 = sample ? ll_now_ns() : 0, t1 = 0;
 		if (c == RD) {
@@ -198,13 +196,8 @@ static int parse_pct(const char *s, double *out)
 static int take_option(int ch, const char *arg, void *ctx)
 {
 	struct rw_config *c = ctx;
-	int rc = parse_run_option(ch, arg, &c->r);
-	if (rc >= 0)
-		return rc;
 	switch (ch) {
 	case 'W': return 0;   /* rw: how we got here */
-	case 'l': c->lock = arg; return 0;
-	case 'o': c->lock_opts = arg; return 0;
 	case 'r': return parse_pct(arg, &c->read_pct);
 	case 'q': c->runqueue = 1; return 0;
 	case 'h': usage(stdout); exit(0);
@@ -216,46 +209,45 @@ static int parse_args(int argc, char **argv, struct rw_config *c)
 {
 	static const struct option opts[] = {
 		RUN_OPTIONS,
-		{ "workload", required_argument, 0, 'W' },  { "lock", required_argument, 0, 'l' },
-		{ "lock-opts", required_argument, 0, 'o' }, { "read-pct", required_argument, 0, 'r' },
+		SAMPLE_OPTION,
+		{ "workload", required_argument, 0, 'W' },  { "read-pct", required_argument, 0, 'r' },
 		{ "runqueue", no_argument, 0, 'q' },        { "help", no_argument, 0, 'h' },
 		{ 0, 0, 0, 0 },
 	};
 	*c = (struct rw_config){ .read_pct = -1 };   /* -1: not given */
 	run_opts_defaults(&c->r);
-	int rc = parse_options(argc, argv, opts, take_option, c);
+	int rc = parse_options(argc, argv, opts, &c->r, take_option, c);
 	if (rc)
 		return rc;
-	if (!c->lock || !c->r.have_threads || c->read_pct < 0 || !c->r.have_hold)
+	if (!c->r.lock || !c->r.have_threads || c->read_pct < 0 || !c->r.have_hold)
 		return usage_error("bench: --workload rw needs --lock, --threads, --read-pct and "
 				   "--hold-ns");
 	return check_run_opts(&c->r);
 }
 
 struct class_result {
-	uint64_t ops, samples, wait_p50, wait_p99, wait_max, runq_at_max, wait_max_off_runq;
-	double ns_per_op, jain;
+	struct spread ops;      /* the threads' operations of the class in the window */
+	uint64_t samples, wait_p50, wait_p99, wait_max, runq_at_max, wait_max_off_runq;
+	double ns_per_op;
 };
 
 struct rw_result {
-	double duration_s, ns_per_op, ops_per_sec, cpu_user_pct, cpu_sys_pct, cpu_idle_pct;
-	double cs_per_sec, cpu_ns_per_op;
+	struct window win;
+	struct rates rate;      /* per operation, both classes */
 	struct class_result cls[2];
 	uint64_t violations;
 	int64_t unscheduled;           /* threads never on a CPU in the window; -1: unknown */
 	int exclusion_ok, drained;
 };
 
-static void summarise_class(const struct rw_config *c, struct rw_worker *w, int k,
-			    struct class_result *r)
+/* window: thread i's operations of class k in the window at [i * 2 + k]. */
+static void summarise_class(const struct rw_config *c, struct rw_worker *w,
+			    const uint64_t *window, int k, struct class_result *r)
 {
-	double sum = 0, sum_sq = 0, ns = 0;
+	double ns = 0;
 	uint64_t *hist = calloc(HIST_BUCKETS, sizeof(uint64_t));
 	for (int64_t i = 0; i < c->r.threads; i++) {
-		double n = (double)w[i].window_ops[k];
-		r->ops += w[i].window_ops[k];
-		sum += n;
-		sum_sq += n * n;
+		spread_add(&r->ops, window[i * 2 + k]);
 		r->samples += w[i].samples[k];
 		ns += (double)w[i].sampled_ns[k];
 		if (w[i].wait_max[k] > r->wait_max) {
@@ -267,19 +259,18 @@ static void summarise_class(const struct rw_config *c, struct rw_worker *w, int 
 		for (unsigned b = 0; b < HIST_BUCKETS; b++)
 			hist[b] += w[i].hist[k][b];
 	}
-	r->jain = sum_sq > 0 ? sum * sum / ((double)c->r.threads * sum_sq) : 0;
 	r->ns_per_op = r->samples ? ns / (double)r->samples : 0;
 	r->wait_p50 = hist_quantile(hist, r->samples, r->wait_max, 0.50);
 	r->wait_p99 = hist_quantile(hist, r->samples, r->wait_max, 0.99);
 	free(hist);
 }
 
-static void summarise(const struct rw_config *c, struct rw_worker *w, const struct snapshot *a,
-		      const struct snapshot *b, struct rw_result *r)
+static void summarise(const struct rw_config *c, struct rw_worker *w, const uint64_t *window,
+		      const struct snapshot *a, const struct snapshot *b, struct rw_result *r)
 {
 	uint64_t writes = 0;
 	for (int k = RD; k <= WR; k++)
-		summarise_class(c, w, k, &r->cls[k]);
+		summarise_class(c, w, window, k, &r->cls[k]);
 	for (int64_t i = 0; i < c->r.threads; i++) {
 		r->violations += w[i].violations;
 		writes += atomic_load(&w[i].ops[WR]);
@@ -294,41 +285,32 @@ static void summarise(const struct rw_config *c, struct rw_worker *w, const stru
 			"the threads made %" PRIu64 "\n", end, writes);
 		r->exclusion_ok = 0;
 	}
-	struct window win;
-	window_between(a, b, &win);
-	uint64_t ops = r->cls[RD].ops + r->cls[WR].ops;
-	double wall_ns = win.duration_s * 1e9;
-	r->duration_s = win.duration_s;
-	r->ns_per_op = ops ? wall_ns / (double)ops : 0;
-	r->ops_per_sec = wall_ns > 0 ? (double)ops * 1e9 / wall_ns : 0;
-	r->cpu_user_pct = win.cpu_user_pct;
-	r->cpu_sys_pct = win.cpu_sys_pct;
-	r->cpu_idle_pct = win.cpu_idle_pct;
-	r->cs_per_sec = win.cs_per_sec;
-	r->cpu_ns_per_op = ops ? win.cpu_ns / (double)ops : 0;
+	window_between(a, b, &r->win);
+	window_rates(&r->win, r->cls[RD].ops.total + r->cls[WR].ops.total, &r->rate);
 }
 
 static void print_json(const struct rw_config *c, const struct rw_result *r)
 {
 	fputs("{\"workload\":\"rw\",\"lock\":", stdout);
-	json_string(stdout, c->lock);
+	json_string(stdout, c->r.lock);
 	fputs(",\"lock_opts\":", stdout);
-	json_string(stdout, c->lock_opts ? c->lock_opts : "");
+	json_string(stdout, c->r.lock_opts ? c->r.lock_opts : "");
 	printf(",\"threads\":%" PRId64 ",\"read_pct\":%g,\"hold_ns\":%" PRId64 ",\"outside_ns\":%"
 	       PRId64 ",\"mode\":\"%s\",\"duration_s\":%.6f,\"ns_per_op\":%.3f,\"ops_per_sec\":%.1f"
 	       ",\"cpu_user_pct\":%.2f,\"cpu_sys_pct\":%.2f,\"cpu_idle_pct\":%.2f,\"cs_per_sec\":%.1f"
 	       ",\"cpu_ns_per_op\":%.3f,\"sample_every\":%" PRId64,
 	       c->r.threads, c->read_pct, c->r.hold_ns, c->r.outside_ns,
-	       c->r.iterations ? "iterations" : "duration", r->duration_s, r->ns_per_op,
-	       r->ops_per_sec, r->cpu_user_pct, r->cpu_sys_pct, r->cpu_idle_pct, r->cs_per_sec,
-	       r->cpu_ns_per_op, c->r.sample_every);
+	       c->r.iterations ? "iterations" : "duration", r->win.duration_s, r->rate.ns_per_op,
+	       r->rate.ops_per_sec, r->win.cpu_user_pct, r->win.cpu_sys_pct, r->win.cpu_idle_pct,
+	       r->win.cs_per_sec, r->rate.cpu_ns_per_op, c->r.sample_every);
 	for (int k = RD; k <= WR; k++) {
 		const struct class_result *cr = &r->cls[k];
 		const char *n = class_name[k];
 		printf(",\"%s_ops\":%" PRIu64 ",\"%s_ns_per_op\":%.3f,\"%s_wait_ns_p50\":%" PRIu64
 		       ",\"%s_wait_ns_p99\":%" PRIu64 ",\"%s_wait_ns_max\":%" PRIu64
-		       ",\"%s_samples\":%" PRIu64 ",\"%s_jain\":%.5f", n, cr->ops, n, cr->ns_per_op, n,
-		       cr->wait_p50, n, cr->wait_p99, n, cr->wait_max, n, cr->samples, n, cr->jain);
+		       ",\"%s_samples\":%" PRIu64 ",\"%s_jain\":%.5f", n, cr->ops.total, n, cr->ns_per_op,
+		       n, cr->wait_p50, n, cr->wait_p99, n, cr->wait_max, n, cr->samples, n,
+		       spread_jain(&cr->ops));
 		if (c->runqueue)
 			printf(",\"%s_runq_ns_at_max\":%" PRIu64 ",\"%s_wait_ns_max_off_runq\":%" PRIu64,
 			       n, cr->runq_at_max, n, cr->wait_max_off_runq);
@@ -347,15 +329,15 @@ static void print_text(const struct rw_config *c, const struct rw_result *r)
 {
 	printf("rwlock %s%s%s threads=%" PRId64 " read_pct=%g hold_ns=%" PRId64 " outside_ns=%"
 	       PRId64 ": %.1f ns/op, %.0f ops/s, us/sy/id %.0f/%.0f/%.0f, %.0f cs/s, exclusion %s\n",
-	       c->lock, c->lock_opts ? " " : "", c->lock_opts ? c->lock_opts : "", c->r.threads,
-	       c->read_pct, c->r.hold_ns, c->r.outside_ns, r->ns_per_op, r->ops_per_sec,
-	       r->cpu_user_pct, r->cpu_sys_pct, r->cpu_idle_pct, r->cs_per_sec,
+	       c->r.lock, c->r.lock_opts ? " " : "", c->r.lock_opts ? c->r.lock_opts : "", c->r.threads,
+	       c->read_pct, c->r.hold_ns, c->r.outside_ns, r->rate.ns_per_op, r->rate.ops_per_sec,
+	       r->win.cpu_user_pct, r->win.cpu_sys_pct, r->win.cpu_idle_pct, r->win.cs_per_sec,
 	       r->exclusion_ok ? "ok" : "VIOLATED");
 	for (int k = RD; k <= WR; k++) {
 		const struct class_result *cr = &r->cls[k];
 		printf("  %-5s %" PRIu64 " ops, %.1f ns per sampled op, wait p50/p99/max %" PRIu64
-		       "/%" PRIu64 "/%" PRIu64 " ns, jain %.3f\n", class_name[k], cr->ops,
-		       cr->ns_per_op, cr->wait_p50, cr->wait_p99, cr->wait_max, cr->jain);
+		       "/%" PRIu64 "/%" PRIu64 " ns, jain %.3f\n", class_name[k], cr->ops.total,
+		       cr->ns_per_op, cr->wait_p50, cr->wait_p99, cr->wait_max, spread_jain(&cr->ops));
 		if (c->runqueue)
 			printf("        longest wait %" PRIu64 " ns of which %" PRIu64 " runnable, not "
 			       "running; longest wait less that time %" PRIu64 " ns\n", cr->wait_max,
@@ -367,18 +349,36 @@ static void print_text(const struct rw_config *c, const struct rw_result *r)
 		       r->unscheduled, c->r.threads);
 }
 
+/* The run as run_window's hooks see it. */
+struct rw_run {
+	const struct rw_config *c;
+	struct rw_worker *w;
+	struct rw_result *r;
+	int watch;             /* --runqueue and every thread's CPU time read as the window opened */
+};
+
 /*
  * --runqueue: every thread opened its schedstat before the start barrier;
  * one that could not would report no runqueue time as if it had none.
  */
-static void need_schedstat(const struct rw_config *c, const struct rw_worker *w)
+static void need_schedstat(void *ctx)
 {
-	for (int64_t i = 0; c->runqueue && i < c->r.threads; i++)
-		if (w[i].schedstat_fd < 0) {
+	const struct rw_run *run = ctx;
+	for (int64_t i = 0; run->c->runqueue && i < run->c->r.threads; i++)
+		if (run->w[i].schedstat_fd < 0) {
 			fprintf(stderr, "locklab: bench: --runqueue: cannot open the schedstat of "
-				"thread %" PRId64 " of %" PRId64 "\n", i + 1, c->r.threads);
+				"thread %" PRId64 " of %" PRId64 "\n", i + 1, run->c->r.threads);
 			_exit(EXIT_USAGE);
 		}
+}
+
+/* Read before the window opens and after it closes: what ran in it ran between. */
+static void watch_open(void *ctx)
+{
+	struct rw_run *run = ctx;
+	run->watch = run->c->runqueue;
+	for (int64_t i = 0; run->watch && i < run->c->r.threads; i++)
+		run->watch = schedstat_read(run->w[i].schedstat_fd, &run->w[i].run_ns_at_start, NULL);
 }
 
 /*
@@ -404,6 +404,13 @@ static int64_t count_unscheduled(const struct rw_worker *w, int64_t n)
 	return count;
 }
 
+static void watch_closed(void *ctx)
+{
+	struct rw_run *run = ctx;
+	if (run->watch)
+		run->r->unscheduled = count_unscheduled(run->w, run->c->r.threads);
+}
+
 int cmd_bench_rw(int argc, char **argv)
 {
 	struct rw_config c;
@@ -411,11 +418,12 @@ int cmd_bench_rw(int argc, char **argv)
 	int rc = parse_args(argc, argv, &c);
 	if (rc)
 		return rc;
-	if (ll_rwlock_init(&g.rw, c.lock, c.lock_opts, &err))
+	if (ll_rwlock_init(&g.rw, c.r.lock, c.r.lock_opts, &err))
 		return usage_error("%s", err.msg);
 	struct rw_worker *w = aligned_alloc(64, sizeof(struct rw_worker) * (size_t)c.r.threads);
 	pthread_t *tids = calloc((size_t)c.r.threads, sizeof(pthread_t));
-	if (!w || !tids)
+	uint64_t *window = calloc((size_t)c.r.threads * 2, sizeof(uint64_t));
+	if (!w || !tids || !window)
 		return usage_error("bench: out of memory for %" PRId64 " threads", c.r.threads);
 	memset(w, 0, sizeof(struct rw_worker) * (size_t)c.r.threads);
 
@@ -428,7 +436,7 @@ int cmd_bench_rw(int argc, char **argv)
 	g.runqueue = c.runqueue;
 	/* A read when the top 32 bits of a draw fall below read_pct % of 2^32. */
 	g.read_below = (uint64_t)llround(c.read_pct / 100.0 * 4294967296.0);
-	atomic_store(&g.phase, c.r.iterations ? MEASURE : WARMUP);
+	atomic_store(&g.phase, c.r.iterations ? PHASE_MEASURE : PHASE_WARMUP);
 	pthread_barrier_init(&g.start, NULL, (unsigned)c.r.threads + 1);
 	for (int64_t i = 0; i < c.r.threads; i++)
 		w[i].rng = 0x9e3779b97f4a7c15ull * (uint64_t)(i + 1) | 1;
@@ -438,54 +446,22 @@ int cmd_bench_rw(int argc, char **argv)
 
 	struct snapshot a, b;
 	struct rw_result r = { .unscheduled = -1 };
-	if (c.r.iterations) {
-		take_snapshot(&a);
-		pthread_barrier_wait(&g.start);
-		need_schedstat(&c, w);
-		for (int64_t i = 0; i < c.r.threads; i++)
-			pthread_join(tids[i], NULL);
-		take_snapshot(&b);
-		r.drained = 1;
-		for (int64_t i = 0; i < c.r.threads; i++)
-			for (int k = RD; k <= WR; k++)
-				w[i].window_ops[k] = atomic_load(&w[i].ops[k]);
-	} else {
-		pthread_barrier_wait(&g.start);
-		need_schedstat(&c, w);
-		sleep_seconds(c.r.warmup_s);
-		/* Read before the window opens and after it closes: what ran in it ran between. */
-		int watch = c.runqueue;
-		for (int64_t i = 0; watch && i < c.r.threads; i++)
-			watch = schedstat_read(w[i].schedstat_fd, &w[i].run_ns_at_start, NULL);
-		take_snapshot(&a);
-		for (int64_t i = 0; i < c.r.threads; i++)
-			for (int k = RD; k <= WR; k++)
-				w[i].start_ops[k] = atomic_load_explicit(&w[i].ops[k],
-									 memory_order_relaxed);
-		atomic_store(&g.phase, MEASURE);
-		sleep_seconds(c.r.duration_s);
-		for (int64_t i = 0; i < c.r.threads; i++)
-			for (int k = RD; k <= WR; k++)
-				w[i].window_ops[k] = atomic_load_explicit(&w[i].ops[k],
-									  memory_order_relaxed) -
-						     w[i].start_ops[k];
-		take_snapshot(&b);
-		if (watch)
-			r.unscheduled = count_unscheduled(w, c.r.threads);
-		atomic_store(&g.phase, STOP);
-		r.drained = join_until(tids, c.r.threads, 1.0 + c.r.duration_s);
-	}
-	summarise(&c, w, &a, &b, &r);
+	struct rw_run run = { .c = &c, .w = w, .r = &r };
+	const struct run_window measured = {
+		.opts = &c.r, .tids = tids, .threads = c.r.threads, .start = &g.start,
+		.phase = &g.phase, .counters = w[0].ops, .stride = sizeof(*w), .per_thread = 2,
+		.drain_s = 1.0, .released = need_schedstat, .opening = watch_open,
+		.closed = watch_closed, .ctx = &run,
+	};
+	r.drained = run_window(&measured, window, &a, &b);
+	summarise(&c, w, window, &a, &b, &r);
 	if (c.r.json)
 		print_json(&c, &r);
 	else
 		print_text(&c, &r);
-	if (!r.drained) {
-		/* Threads still wait on the lock: leave without freeing what they use. */
-		fflush(stdout);
-		_exit(r.exclusion_ok ? 0 : 1);
-	}
+	exit_if_undrained(r.drained, r.exclusion_ok);
 	ll_rwlock_destroy(&g.rw);
+	free(window);
 	free(tids);
 	free(w);
 	return r.exclusion_ok ? 0 : 1;

@@ -41,9 +41,8 @@
 #include "locks.h"
 #include "measure.h"
 #include "slot.h"
+#include "stats.h"
 #include "work.h"
-
-enum phase { WARMUP, MEASURE, STOP };
 
 /* Options of the workload beyond bench's own (--workload-opts K=V,...). */
 struct server_opts {
@@ -67,16 +66,15 @@ static const struct ll_knob server_knobs[] = {
 };
 
 struct config {
-	const char *lock, *lock_opts, *gate, *gate_opts, *workload_opts;
-	int64_t threads, mutexes, hold_ns, outside_ns, iterations;
-	double duration_s, warmup_s;
+	const char *gate, *gate_opts, *workload_opts;
+	int64_t mutexes;
+	struct run_opts r;      /* the lock, clients, work, the run's length (options.h) */
 	struct server_opts o;
-	int json, trace;
+	int trace;
 };
 
 struct client {
 	alignas(64) atomic_uint_fast64_t queries;   /* written by the client, read by main */
-	uint64_t window_queries;
 	ll_gate_thread_t gate;
 	uint64_t samples, latency_max, wait_max;
 	uint64_t *latency_hist, *wait_hist;
@@ -125,7 +123,7 @@ static void *client_main(void *p)
 	pthread_barrier_wait(&srv.start);
 	for (uint64_t q = 0;; q++) {
 		int phase = atomic_load_explicit(&srv.phase, memory_order_relaxed);
-		if (srv.iterations ? q == srv.iterations : phase == STOP)
+		if (srv.iterations ? q == srv.iterations : phase == PHASE_STOP)
 			break;
 		uint64_t t0 = ll_now_ns();
 		work_loops(srv.outside);
@@ -150,7 +148,7 @@ static void *client_main(void *p)
 				in_trx = 0;
 			}
 		}
-		if (phase == MEASURE) {
+		if (phase == PHASE_MEASURE) {
 			uint64_t latency = ll_now_ns() - t0, wait = t2 - t1;
 			c->latency_hist[hist_bucket(latency)]++;
 			c->wait_hist[hist_bucket(wait)]++;
@@ -197,20 +195,11 @@ static int take_option(int ch, const char *arg, void *ctx)
 	struct config *c = ctx;
 	switch (ch) {
 	case 'W': return 0;   /* "server": how we got here */
-	case 'l': c->lock = arg; return 0;
-	case 'o': c->lock_opts = arg; return 0;
-	case 't': return parse_i64("--threads", arg, 1, 100000, &c->threads);
 	case 'm': return parse_i64("--mutexes", arg, 1, 100000, &c->mutexes);
-	case 'H': return parse_i64("--hold-ns", arg, 0, 1000000000, &c->hold_ns);
-	case 'O': return parse_i64("--outside-ns", arg, 0, 1000000000, &c->outside_ns);
 	case 'g': c->gate = arg; return 0;
 	case 'G': c->gate_opts = arg; return 0;
-	case 'w': c->workload_opts = arg; return 0;
-	case 'd': return parse_seconds("--duration", arg, 0.001, &c->duration_s);
-	case 'i': return parse_i64("--iterations", arg, 1, INT64_MAX / 2, &c->iterations);
-	case 'u': return parse_seconds("--warmup", arg, 0, &c->warmup_s);
+	case 'X': c->workload_opts = arg; return 0;
 	case 'T': c->trace = 1; return 0;
-	case 'j': c->json = 1; return 0;
 	case 'h': usage(stdout); exit(0);
 	case 'I': return usage_error("bench: --instrument is not available with --workload server");
 	default: return -1;
@@ -220,25 +209,24 @@ static int take_option(int ch, const char *arg, void *ctx)
 static int parse_args(int argc, char **argv, struct config *c)
 {
 	static const struct option opts[] = {
-		{ "workload", required_argument, 0, 'W' },  { "lock", required_argument, 0, 'l' },
-		{ "lock-opts", required_argument, 0, 'o' }, { "threads", required_argument, 0, 't' },
-		{ "mutexes", required_argument, 0, 'm' },   { "hold-ns", required_argument, 0, 'H' },
-		{ "outside-ns", required_argument, 0, 'O' }, { "gate", required_argument, 0, 'g' },
-		{ "gate-opts", required_argument, 0, 'G' }, { "workload-opts", required_argument, 0, 'w' },
-		{ "duration", required_argument, 0, 'd' },  { "iterations", required_argument, 0, 'i' },
-		{ "warmup", required_argument, 0, 'u' },    { "gate-trace", no_argument, 0, 'T' },
-		{ "json", no_argument, 0, 'j' },            { "help", no_argument, 0, 'h' },
+		RUN_OPTIONS,
+		{ "workload", required_argument, 0, 'W' },  { "mutexes", required_argument, 0, 'm' },
+		{ "gate", required_argument, 0, 'g' },      { "gate-opts", required_argument, 0, 'G' },
+		{ "workload-opts", required_argument, 0, 'X' },
+		{ "gate-trace", no_argument, 0, 'T' },      { "help", no_argument, 0, 'h' },
 		{ "instrument", no_argument, 0, 'I' },      { 0, 0, 0, 0 },
 	};
-	*c = (struct config){ .mutexes = 4, .hold_ns = 1000, .outside_ns = 500, .warmup_s = 0.2 };
-	int rc = parse_options(argc, argv, opts, take_option, c);
+	*c = (struct config){ .mutexes = 4 };
+	run_opts_defaults(&c->r);
+	c->r.hold_ns = 1000;
+	c->r.outside_ns = 500;
+	int rc = parse_options(argc, argv, opts, &c->r, take_option, c);
 	if (rc)
 		return rc;
-	/* --threads is at least 1 when given. */
-	if (!c->lock || !c->threads)
+	if (!c->r.lock || !c->r.have_threads)
 		return usage_error("bench: --workload server needs --lock and --threads");
-	if ((c->duration_s > 0) == (c->iterations > 0))
-		return usage_error("bench: give exactly one of --duration and --iterations");
+	if ((rc = check_run_opts(&c->r)))
+		return rc;
 	if (c->gate && !strcmp(c->gate, "none"))
 		c->gate = NULL;
 	if (c->gate_opts && !c->gate && *c->gate_opts)
@@ -253,30 +241,26 @@ static int parse_args(int argc, char **argv, struct config *c)
 
 struct result {
 	struct window win;
-	double ns_per_query, qps, cpu_ns_per_query, jain, calib_error_pct;
-	uint64_t queries, min_queries, max_queries, samples;
+	struct rates rate;      /* per query */
+	struct spread queries;  /* the clients' queries in the window */
+	double calib_error_pct;
+	uint64_t samples;
 	uint64_t latency_p50, latency_p99, latency_p999, latency_max;
 	uint64_t wait_p50, wait_p99, wait_p999, wait_max;
 	struct ll_gate_stats gate;
 	int mutex_ok, drained;
 };
 
-static void summarise(const struct config *c, struct client *cl, const struct snapshot *a,
-		      const struct snapshot *b, struct result *r)
+/* window: each client's queries in the window. */
+static void summarise(const struct config *c, struct client *cl, const uint64_t *window,
+		      const struct snapshot *a, const struct snapshot *b, struct result *r)
 {
 	uint64_t *lat = calloc(HIST_BUCKETS, sizeof(uint64_t));
 	uint64_t *wait = calloc(HIST_BUCKETS, sizeof(uint64_t));
-	double sum = 0, sum_sq = 0;
 	uint64_t all = 0;
 
-	r->min_queries = UINT64_MAX;
-	for (int64_t i = 0; i < c->threads; i++) {
-		uint64_t n = cl[i].window_queries;
-		r->queries += n;
-		sum += (double)n;
-		sum_sq += (double)n * (double)n;
-		r->min_queries = n < r->min_queries ? n : r->min_queries;
-		r->max_queries = n > r->max_queries ? n : r->max_queries;
+	for (int64_t i = 0; i < c->r.threads; i++) {
+		spread_add(&r->queries, window[i]);
 		for (unsigned k = 0; k < HIST_BUCKETS; k++) {
 			lat[k] += cl[i].latency_hist[k];
 			wait[k] += cl[i].wait_hist[k];
@@ -286,7 +270,6 @@ static void summarise(const struct config *c, struct client *cl, const struct sn
 		r->wait_max = cl[i].wait_max > r->wait_max ? cl[i].wait_max : r->wait_max;
 		all += atomic_load(&cl[i].queries);
 	}
-	r->jain = sum_sq > 0 ? sum * sum / ((double)c->threads * sum_sq) : 0;
 
 	/* Every query of every client, warm-up included, went through the hot mutex
 	 * and one secondary mutex. */
@@ -303,10 +286,7 @@ static void summarise(const struct config *c, struct client *cl, const struct sn
 	}
 
 	window_between(a, b, &r->win);
-	double wall_ns = r->win.duration_s * 1e9;
-	r->ns_per_query = r->queries ? wall_ns / (double)r->queries : 0;
-	r->qps = wall_ns > 0 ? (double)r->queries * 1e9 / wall_ns : 0;
-	r->cpu_ns_per_query = r->queries ? r->win.cpu_ns / (double)r->queries : 0;
+	window_rates(&r->win, r->queries.total, &r->rate);
 	r->latency_p50 = hist_quantile(lat, r->samples, r->latency_max, 0.50);
 	r->latency_p99 = hist_quantile(lat, r->samples, r->latency_max, 0.99);
 	r->latency_p999 = hist_quantile(lat, r->samples, r->latency_max, 0.999);
@@ -334,9 +314,9 @@ static void print_json(const struct config *c, const struct result *r)
 {
 	const struct window *w = &r->win;
 	fputs("{\"workload\":\"server\",\"lock\":", stdout);
-	json_string(stdout, c->lock);
+	json_string(stdout, c->r.lock);
 	fputs(",\"lock_opts\":", stdout);
-	json_string(stdout, c->lock_opts ? c->lock_opts : "");
+	json_string(stdout, c->r.lock_opts ? c->r.lock_opts : "");
 	fputs(",\"gate\":", stdout);
 	json_string(stdout, c->gate ? c->gate : "");
 	fputs(",\"gate_opts\":", stdout);
@@ -347,17 +327,18 @@ static void print_json(const struct config *c, const struct result *r)
 	       ",\"outside_ns\":%" PRId64 ",\"inside_ns\":%" PRId64 ",\"sec_hold_ns\":%" PRId64
 	       ",\"io_us\":%" PRId64 ",\"io_every\":%" PRId64 ",\"suspend\":%" PRId64
 	       ",\"trx\":%" PRId64 ",\"io_phase_ms\":%" PRId64,
-	       c->threads, c->mutexes, c->hold_ns, c->outside_ns, c->o.inside_ns, c->o.sec_hold_ns,
+	       c->r.threads, c->mutexes, c->r.hold_ns, c->r.outside_ns, c->o.inside_ns, c->o.sec_hold_ns,
 	       c->o.io_us, c->o.io_every, c->o.suspend, c->o.trx, c->o.io_phase_ms);
 	printf(",\"mode\":\"%s\",\"warmup_s\":%g,\"duration_s\":%.6f,\"iterations\":%" PRIu64
 	       ",\"ns_per_iter\":%.3f,\"ops_per_sec\":%.1f,\"qps\":%.1f,\"ns_per_query\":%.3f"
 	       ",\"cpu_user_pct\":%.2f,\"cpu_sys_pct\":%.2f,\"cpu_idle_pct\":%.2f,\"cs_per_sec\":%.1f"
 	       ",\"vcsw\":%" PRIu64 ",\"ivcsw\":%" PRIu64 ",\"cpu_ns_per_iter\":%.3f,\"jain\":%.5f"
 	       ",\"min_thread_iters\":%" PRIu64 ",\"max_thread_iters\":%" PRIu64,
-	       c->iterations ? "iterations" : "duration", c->iterations ? 0 : c->warmup_s,
-	       w->duration_s, r->queries, r->ns_per_query, r->qps, r->qps, r->ns_per_query,
-	       w->cpu_user_pct, w->cpu_sys_pct, w->cpu_idle_pct, w->cs_per_sec, w->vcsw, w->ivcsw,
-	       r->cpu_ns_per_query, r->jain, r->min_queries, r->max_queries);
+	       c->r.iterations ? "iterations" : "duration", c->r.iterations ? 0 : c->r.warmup_s,
+	       w->duration_s, r->queries.total, r->rate.ns_per_op, r->rate.ops_per_sec,
+	       r->rate.ops_per_sec, r->rate.ns_per_op, w->cpu_user_pct, w->cpu_sys_pct,
+	       w->cpu_idle_pct, w->cs_per_sec, w->vcsw, w->ivcsw, r->rate.cpu_ns_per_op,
+	       spread_jain(&r->queries), r->queries.min, r->queries.max);
 	printf(",\"latency_ns_p50\":%" PRIu64 ",\"latency_ns_p99\":%" PRIu64
 	       ",\"latency_ns_p999\":%" PRIu64 ",\"latency_ns_max\":%" PRIu64
 	       ",\"wait_ns_p50\":%" PRIu64 ",\"wait_ns_p99\":%" PRIu64 ",\"wait_ns_p999\":%" PRIu64
@@ -386,11 +367,12 @@ static void print_text(const struct config *c, const struct result *r)
 	       " latency p50/p99/max %" PRIu64 "/%" PRIu64 "/%" PRIu64 " ns, gate wait p99 %" PRIu64
 	       " ns, N %.1f, handoffs/barges %" PRIu64 "/%" PRIu64 ", us/sy/id %.0f/%.0f/%.0f,"
 	       " %.0f cs/s, jain %.3f, mutex %s\n",
-	       c->lock, c->lock_opts ? " " : "", c->lock_opts ? c->lock_opts : "",
+	       c->r.lock, c->r.lock_opts ? " " : "", c->r.lock_opts ? c->r.lock_opts : "",
 	       c->gate ? c->gate : "none", c->gate_opts ? " " : "", c->gate_opts ? c->gate_opts : "",
-	       c->threads, r->qps, r->ns_per_query, r->latency_p50, r->latency_p99, r->latency_max,
-	       r->wait_p99, r->gate.limit_mean, r->gate.handoffs, r->gate.barges,
-	       w->cpu_user_pct, w->cpu_sys_pct, w->cpu_idle_pct, w->cs_per_sec, r->jain,
+	       c->r.threads, r->rate.ops_per_sec, r->rate.ns_per_op, r->latency_p50, r->latency_p99,
+	       r->latency_max, r->wait_p99, r->gate.limit_mean, r->gate.handoffs, r->gate.barges,
+	       w->cpu_user_pct, w->cpu_sys_pct, w->cpu_idle_pct, w->cs_per_sec,
+	       spread_jain(&r->queries),
 	       r->mutex_ok ? "ok" : "VIOLATED");
 }
 
@@ -398,9 +380,23 @@ static int init_slot(struct slot *s, const struct config *c)
 {
 	struct ll_error err;
 	memset(s, 0, sizeof(*s));
-	if (bench_mutex_init(&s->m, c->lock, c->lock_opts, &err))
+	if (bench_mutex_init(&s->m, c->r.lock, c->r.lock_opts, &err))
 		return usage_error("%s", err.msg);
 	return 0;
+}
+
+/* The gate's statistics cover the window: reset as it opens, read as it closes. */
+static void gate_window_opens(void *ctx)
+{
+	(void)ctx;
+	if (srv.gate)
+		ll_gate_reset_stats(srv.gate);
+}
+
+static void gate_window_closed(void *ctx)
+{
+	if (srv.gate)
+		ll_gate_get_stats(srv.gate, ctx);
 }
 
 int cmd_server(int argc, char **argv)
@@ -414,10 +410,11 @@ int cmd_server(int argc, char **argv)
 	srv.nsec = c.mutexes;
 	srv.hot = aligned_alloc(64, sizeof(struct slot));
 	srv.sec = aligned_alloc(64, sizeof(struct slot) * (size_t)c.mutexes);
-	struct client *cl = aligned_alloc(64, sizeof(struct client) * (size_t)c.threads);
-	pthread_t *tids = calloc((size_t)c.threads, sizeof(pthread_t));
-	if (!srv.hot || !srv.sec || !cl || !tids)
-		return usage_error("bench: out of memory for %" PRId64 " clients", c.threads);
+	struct client *cl = aligned_alloc(64, sizeof(struct client) * (size_t)c.r.threads);
+	pthread_t *tids = calloc((size_t)c.r.threads, sizeof(pthread_t));
+	uint64_t *window = calloc((size_t)c.r.threads, sizeof(uint64_t));
+	if (!srv.hot || !srv.sec || !cl || !tids || !window)
+		return usage_error("bench: out of memory for %" PRId64 " clients", c.r.threads);
 	if ((rc = init_slot(srv.hot, &c)))
 		return rc;
 	for (int64_t m = 0; m < c.mutexes; m++)
@@ -425,84 +422,55 @@ int cmd_server(int argc, char **argv)
 			return rc;
 	if (c.gate && !(srv.gate = ll_gate_create(c.gate, c.gate_opts, &err)))
 		return usage_error("%s", err.msg);
-	memset(cl, 0, sizeof(struct client) * (size_t)c.threads);
-	for (int64_t i = 0; i < c.threads; i++) {
+	memset(cl, 0, sizeof(struct client) * (size_t)c.r.threads);
+	for (int64_t i = 0; i < c.r.threads; i++) {
 		cl[i].latency_hist = calloc(HIST_BUCKETS, sizeof(uint64_t));
 		cl[i].wait_hist = calloc(HIST_BUCKETS, sizeof(uint64_t));
 		if (!cl[i].latency_hist || !cl[i].wait_hist)
-			return usage_error("bench: out of memory for %" PRId64 " clients", c.threads);
+			return usage_error("bench: out of memory for %" PRId64 " clients", c.r.threads);
 	}
 
 	ll_spin_calibrate();
 	work_calibrate();
 	struct result r = { 0 };
 	r.calib_error_pct = work_calibration_error_pct(c.o.inside_ns > 0 ? c.o.inside_ns : 1000);
-	srv.hold = work_loops_for_ns(c.hold_ns);
+	srv.hold = work_loops_for_ns(c.r.hold_ns);
 	srv.inside = work_loops_for_ns(c.o.inside_ns);
 	srv.sec_hold = work_loops_for_ns(c.o.sec_hold_ns);
-	srv.outside = work_loops_for_ns(c.outside_ns);
+	srv.outside = work_loops_for_ns(c.r.outside_ns);
 	srv.o = c.o;
-	srv.iterations = (uint64_t)c.iterations;
+	srv.iterations = (uint64_t)c.r.iterations;
 	srv.io_phase_ns = (uint64_t)c.o.io_phase_ms * 1000000u;
-	atomic_store(&srv.phase, c.iterations ? MEASURE : WARMUP);
-	pthread_barrier_init(&srv.start, NULL, (unsigned)c.threads + 1);
+	atomic_store(&srv.phase, c.r.iterations ? PHASE_MEASURE : PHASE_WARMUP);
+	pthread_barrier_init(&srv.start, NULL, (unsigned)c.r.threads + 1);
 
-	start_threads(tids, c.threads, client_main, cl, sizeof(*cl), "client");
+	start_threads(tids, c.r.threads, client_main, cl, sizeof(*cl), "client");
 
 	struct snapshot a, b;
-	uint64_t *start_queries = calloc((size_t)c.threads, sizeof(uint64_t));
+	const struct run_window measured = {
+		.opts = &c.r, .tids = tids, .threads = c.r.threads, .start = &srv.start,
+		.phase = &srv.phase, .counters = &cl[0].queries, .stride = sizeof(*cl),
+		.per_thread = 1, .drain_s = 2.0, .opening = gate_window_opens,
+		.closed = gate_window_closed, .ctx = &r.gate,
+	};
 	srv.start_ns = ll_now_ns();
-	if (c.iterations) {
-		take_snapshot(&a);
-		pthread_barrier_wait(&srv.start);
-		for (int64_t i = 0; i < c.threads; i++)
-			pthread_join(tids[i], NULL);
-		take_snapshot(&b);
-		r.drained = 1;
-		for (int64_t i = 0; i < c.threads; i++)
-			cl[i].window_queries = atomic_load(&cl[i].queries);
-	} else {
-		pthread_barrier_wait(&srv.start);
-		sleep_seconds(c.warmup_s);
-		if (srv.gate)
-			ll_gate_reset_stats(srv.gate);
-		take_snapshot(&a);
-		for (int64_t i = 0; i < c.threads; i++)
-			start_queries[i] = atomic_load_explicit(&cl[i].queries, memory_order_relaxed);
-		atomic_store(&srv.phase, MEASURE);
-		sleep_seconds(c.duration_s);
-		for (int64_t i = 0; i < c.threads; i++)
-			cl[i].window_queries = atomic_load_explicit(&cl[i].queries, memory_order_relaxed) -
-					       start_queries[i];
-		take_snapshot(&b);
-		if (srv.gate)
-			ll_gate_get_stats(srv.gate, &r.gate);
-		atomic_store(&srv.phase, STOP);
-		r.drained = join_until(tids, c.threads, 2.0 + c.duration_s);
-	}
-	if (srv.gate && c.iterations)
-		ll_gate_get_stats(srv.gate, &r.gate);
-
-	summarise(&c, cl, &a, &b, &r);
-	if (c.json)
+	r.drained = run_window(&measured, window, &a, &b);
+	summarise(&c, cl, window, &a, &b, &r);
+	if (c.r.json)
 		print_json(&c, &r);
 	else
 		print_text(&c, &r);
 
-	if (!r.drained) {
-		/* Clients still queue at the gate or on a mutex: leave what they use. */
-		fflush(stdout);
-		_exit(r.mutex_ok ? 0 : 1);
-	}
+	exit_if_undrained(r.drained, r.mutex_ok);
 	ll_gate_destroy(srv.gate);
 	ll_mutex_destroy(&srv.hot->m);
 	for (int64_t m = 0; m < c.mutexes; m++)
 		ll_mutex_destroy(&srv.sec[m].m);
-	for (int64_t i = 0; i < c.threads; i++) {
+	for (int64_t i = 0; i < c.r.threads; i++) {
 		free(cl[i].latency_hist);
 		free(cl[i].wait_hist);
 	}
-	free(start_queries);
+	free(window);
 	free(tids);
 	free(cl);
 	free(srv.sec);

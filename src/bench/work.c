@@ -2,9 +2,9 @@
  * work.c: calibration of the work loop, and histogram quantiles.
  */
 #include <math.h>
-#include <stdlib.h>
 
-#include "locklab/spin.h"
+#include "locklab/bits/spin.h"
+#include "stats.h"
 #include "work.h"
 
 static double ns_per_loop;
@@ -46,12 +46,6 @@ uint64_t work_loops_for_ns(int64_t ns)
 	return (uint64_t)llround((double)ns / work_calibrate());
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
-
 /*
  * The check's cost stays in milliseconds whatever the hold: the loop's time is
  * linear in its count, so its error at CHECK_MAX_NS stands for any longer hold,
@@ -67,8 +61,7 @@ static double median_call_ns(uint64_t loops, int calls)
 	double samples[CHECK_MAX_CALLS];
 	for (int i = 0; i < calls; i++)
 		samples[i] = time_loops(loops);
-	qsort(samples, (size_t)calls, sizeof(double), cmp_double);
-	return samples[calls / 2];
+	return median(samples, (size_t)calls);
 }
 
 double work_calibration_error_pct(int64_t ns)

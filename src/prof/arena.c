@@ -11,7 +11,7 @@
 #include <sys/mman.h>
 
 #include "prof.h"
-#include "../lib/core/json.h"
+#include "core/json.h"
 
 /* The report's memory: reset after each report. */
 struct pl_arena prof_report_arena;

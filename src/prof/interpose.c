@@ -32,7 +32,7 @@
 #include <unistd.h>
 
 #include "prof.h"
-#include "../preload/handoff.h"
+#include "preload/handoff.h"
 
 
 #define CALLER() ((uintptr_t)__builtin_return_address(0))

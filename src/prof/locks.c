@@ -181,7 +181,7 @@ static void guard_lock(struct prof_lock *l)
 {
 	/* Acquire: the integral fields were last written under the guard by its previous owner. */
 	while (atomic_exchange_explicit(&l->guard, 1, memory_order_acquire)) {
-		/* Read-only spin keeps the line shared until the guard frees (held for ~20 ns). */
+		/* Read-only spin keeps the line shared until the guard frees (held for a few stores). */
 		while (atomic_load_explicit(&l->guard, memory_order_relaxed))
 			cpu_relax();
 	}

@@ -28,8 +28,8 @@
 #include <sys/types.h>
 #include <time.h>
 
-#include "../preload/arena.h"
-#include "../preload/glibc.h"
+#include "preload/arena.h"
+#include "preload/glibc.h"
 
 #define likely(x) __builtin_expect(!!(x), 1)
 #define unlikely(x) __builtin_expect(!!(x), 0)

@@ -6,8 +6,8 @@
 #include <dlfcn.h>
 
 #include "prof.h"
-#include "../preload/glibc.h"
-#include "../preload/once.h"
+#include "preload/glibc.h"
+#include "preload/once.h"
 
 struct prof_real prof_real;
 atomic_int prof_real_ready;

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 
 #include "prof.h"
-#include "../preload/symbols.h"
+#include "preload/symbols.h"
 
 int prof_sym_plain;
 static char *(*cxa_demangle)(const char *, char *, size_t *, int *);

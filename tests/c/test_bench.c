@@ -11,9 +11,9 @@
 #include <string.h>
 
 #include "harness.h"
-#include "locklab/spin.h"
-#include "work.h"
-#include "../../src/lib/core/json.h"
+#include "locklab/bits/spin.h"
+#include "bench/work.h"
+#include "core/json.h"
 
 static int test_histogram(void)
 {

@@ -6,7 +6,7 @@
 #include <stdio.h>
 
 #include "locklab/gate.h"
-#include "locklab/ll.h"
+#include "locklab/locks/ll.h"
 #include "locklab/locklab.h"
 #include "locklab/monitor.h"
 

@@ -1,12 +1,15 @@
-# `cmake --install` of the main build into a scratch prefix, then the consumer
-# (consumer/consumer.c) built against it both ways a user would, and run:
-#   1. cc consumer.c $(pkg-config --cflags --libs locklab), PKG_CONFIG_PATH at the prefix
+# `cmake --install` of the main build into a scratch prefix, then the consumers
+# (consumer/consumer.c, and consumer/consumer.cpp over locklab/mutex.hpp) built
+# against it both ways a user would, and run:
+#   1. cc consumer.c $(pkg-config --cflags --libs locklab), PKG_CONFIG_PATH at the
+#      prefix; c++ -std=c++17 consumer.cpp the same way
 #   2. consumer/CMakeLists.txt: find_package(locklab CONFIG) + locklab::locklab,
 #      CMAKE_PREFIX_PATH at the prefix
-# Both run with the prefix's library (an rpath to it), not the build tree's.
+# All run with the prefix's library (an rpath to it), not the build tree's.
+# Without a C++ compiler (CXX_COMPILER empty) the C++ halves are left out, saying so.
 # (cmake -P, run by ctest; CMakeLists.txt in this directory passes the variables.)
 #
-#   BUILD_DIR WORK_DIR CONSUMER_DIR GENERATOR C_COMPILER LIBDIR PKG_CONFIG
+#   BUILD_DIR WORK_DIR CONSUMER_DIR GENERATOR C_COMPILER CXX_COMPILER LIBDIR PKG_CONFIG
 cmake_minimum_required(VERSION 3.20)
 
 include(${CMAKE_CURRENT_LIST_DIR}/run.cmake)
@@ -17,9 +20,11 @@ run(${CMAKE_COMMAND} --install ${BUILD_DIR} --prefix ${prefix})
 
 foreach(file ${LIBDIR}/liblocklab.so ${LIBDIR}/liblocklab.so.0 ${LIBDIR}/liblocklab-prof.so
              ${LIBDIR}/liblocklab-swap.so
-             include/locklab/locklab.h include/locklab/ll.h bin/locklab-bench
+             include/locklab/locklab.h include/locklab/locks/ll.h include/locklab/rwlocks/ll.h
+             include/locklab/bits/api.h bin/locklab-bench
              ${LIBDIR}/pkgconfig/locklab.pc ${LIBDIR}/cmake/locklab/locklabConfig.cmake
-             ${LIBDIR}/cmake/locklab/locklabConfigVersion.cmake)
+             ${LIBDIR}/cmake/locklab/locklabConfigVersion.cmake
+             include/locklab/mutex.hpp)
   if(NOT EXISTS ${prefix}/${file})
     message(FATAL_ERROR "not installed: ${prefix}/${file}")
   endif()
@@ -40,13 +45,27 @@ if(PKG_CONFIG)
       -Wl,-rpath,${prefix}/${LIBDIR} -o ${WORK_DIR}/consumer-pkgconfig)
   run(${WORK_DIR}/consumer-pkgconfig)
   message(STATUS "pkg-config build: ${out}")
+  if(CXX_COMPILER)
+    run(${CXX_COMPILER} -std=c++17 -Wall -Wextra -Wshadow -pedantic -Werror
+        ${CONSUMER_DIR}/consumer.cpp ${flags} -Wl,-rpath,${prefix}/${LIBDIR}
+        -o ${WORK_DIR}/consumer-cpp-pkgconfig)
+    run(${WORK_DIR}/consumer-cpp-pkgconfig)
+    message(STATUS "pkg-config build, C++: ${out}")
+  endif()
 else()
   message(STATUS "no pkg-config on this machine: its half of the test left out")
 endif()
 
 # 2. find_package(locklab CONFIG); the package registry kept out, so only the prefix can match.
+set(cxx -DWITH_CXX=OFF)
+if(CXX_COMPILER)
+  set(cxx -DWITH_CXX=ON -DCMAKE_CXX_COMPILER=${CXX_COMPILER}
+      "-DCMAKE_CXX_FLAGS=-Wall -Wextra -Wshadow -pedantic -Werror")
+else()
+  message(STATUS "no C++ compiler on this machine: the C++ consumer (consumer.cpp) left out")
+endif()
 run(${CMAKE_COMMAND} -S ${CONSUMER_DIR} -B ${WORK_DIR}/cmake -G ${GENERATOR}
-    -DCMAKE_C_COMPILER=${C_COMPILER} -DCMAKE_PREFIX_PATH=${prefix}
+    -DCMAKE_C_COMPILER=${C_COMPILER} ${cxx} -DCMAKE_PREFIX_PATH=${prefix}
     -DCMAKE_FIND_USE_PACKAGE_REGISTRY=OFF -DCMAKE_C_FLAGS=-Werror)
 string(FIND "${out}" "locklab_DIR=${prefix}/" at)
 if(at EQUAL -1)
@@ -55,3 +74,7 @@ endif()
 run(${CMAKE_COMMAND} --build ${WORK_DIR}/cmake)
 run(${WORK_DIR}/cmake/consumer)
 message(STATUS "find_package build: ${out}")
+if(CXX_COMPILER)
+  run(${WORK_DIR}/cmake/consumer_cpp)
+  message(STATUS "find_package build, C++: ${out}")
+endif()

@@ -1,4 +1,4 @@
-"""liblocklab exports exactly what its public headers mark LL_API (locklab/api.h)."""
+"""liblocklab exports exactly what its public headers mark LL_API (locklab/bits/api.h)."""
 import re
 import shutil
 import subprocess
@@ -12,9 +12,9 @@ INCLUDE = Path(__file__).resolve().parents[2] / "include" / "locklab"
 
 
 def declared() -> set[str]:
-    """Every name an LL_API declaration of include/locklab/ gives."""
+    """Every name an LL_API declaration under include/locklab/ gives."""
     names = set()
-    for header in INCLUDE.glob("*.h"):
+    for header in INCLUDE.rglob("*.h"):
         text = header.read_text()
         # From LL_API to the declaration's end, attributes left out: the name is the
         # first ll_ word followed by '(' (a function, maybe in parentheses), '[' or ';'.

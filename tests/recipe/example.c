@@ -10,7 +10,7 @@
 #include <sched.h>
 #include <stdatomic.h>
 
-#include "locklab/spin.h"
+#include "locklab/bits/spin.h"
 #include "locks/algo.h"
 
 typedef struct {

@@ -9,7 +9,7 @@
  * lock+unlock pairs, where the result moves with code and data layout: for
  * locks with a locked instruction in lock and unlock, adding any
  * instruction between one unlock and the next lock call, a NOP included,
- * can cost a few ns (docs/monitoring.md has the figures).
+ * can cost a few ns.
  */
 #ifdef MONCOST_BARE
 #undef LL_MONITOR
@@ -20,7 +20,7 @@
 #endif
 
 #include "locklab/locklab.h"
-#include "../moncost.h"
+#include "bench/moncost.h"
 
 uint64_t MONCOST_PAIRS(ll_mutex_t *m, uint64_t pairs, int empty, struct moncost_slot *s)
 {

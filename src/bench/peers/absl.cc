@@ -15,8 +15,8 @@
  *
  * Debian builds abseil without NDEBUG, which leaves absl::Mutex's lock-order
  * deadlock detector on: every Lock() then updates a process-wide graph under a
- * global lock (3x the uncontended cost, and a serialisation point that is no
- * part of the algorithm).  Production builds (NDEBUG) have it off, and so does
+ * global lock (a multiple of the uncontended cost, and a serialisation point
+ * that is no part of the algorithm).  Production builds (NDEBUG) have it off, and so does
  * this peer, from its first init on (a process-wide absl setting; the
  * benchmark has no other absl::Mutex).
  *

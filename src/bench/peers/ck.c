@@ -30,7 +30,7 @@
 #include <ck_spinlock.h>
 
 #include "locklab/ops.h"
-#include "locklab/spin.h"
+#include "locklab/bits/spin.h"
 
 #ifndef CK_F_SPINLOCK_TICKET_TRYLOCK
 #error "ck-ticket needs ck_spinlock_ticket_trylock, which Concurrency Kit provides on x86 only"

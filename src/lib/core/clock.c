@@ -6,7 +6,7 @@
 
 #include "core/clock.h"
 #include "locklab/rwlock.h"
-#include "locklab/spin.h"
+#include "locklab/bits/spin.h"
 
 static uint64_t now_on(clockid_t clk)
 {

@@ -12,7 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "locklab/monitor_hooks.h"
+#include "locklab/bits/monitor_hooks.h"
 
 /*
  * A handoff's cost: how long a lock or slot handed to a sleeper stood idle
@@ -34,7 +34,7 @@ static inline uint64_t ll_handoff_avg(uint64_t avg, uint64_t granted_ns, uint64_
  * deadline (NULL: none).  Returns 0 (woken, or *word changed: EAGAIN, or a
  * signal: EINTR; the caller rechecks either way), ETIMEDOUT, or EINVAL for a
  * malformed deadline (which would otherwise fail at once forever).  Counts
- * one OS wait for the monitor (monitor_hooks.h).  Any tv_sec is a deadline:
+ * one OS wait for the monitor (locklab/bits/monitor_hooks.h).  Any tv_sec is a deadline:
  * the kernel caps a far one at KTIME_MAX itself, but refuses a negative one
  * (EINVAL), which is long past: ETIMEDOUT here, without the call (as
  * glibc's futex waits do).

@@ -5,7 +5,7 @@
 #include <pthread.h>
 #include <stdint.h>
 
-#include "locklab/spin.h"
+#include "locklab/bits/spin.h"
 
 const char *const ll_spin_policy_names[] = { "pause", "none", "tas", "yield", NULL };
 
@@ -15,7 +15,7 @@ static pthread_once_t calibrate_once = PTHREAD_ONCE_INIT;
 /* Best of several short trials: the minimum is the cost without interference. */
 static double measure(unsigned policy)
 {
-	/* sched_yield is a syscall (~0.3-1 us): fewer of them. */
+	/* sched_yield is a syscall: fewer of them. */
 	int waits = policy == LL_SPIN_YIELD ? 200 : 2000;
 	enum { TRIALS = 15 };
 	double best = 1e9;
@@ -66,7 +66,7 @@ int ll_spin_poll_until(int (*try_fn)(void *), void *state, unsigned policy,
 	for (unsigned i = 0;; i++) {
 		if (try_fn(state) == 0)
 			return 0;
-		/* The clock costs ~20 ns: look at it once every 64 attempts. */
+		/* The clock costs more than an attempt: look at it once every 64. */
 		if ((i & 63) == 63 && ll_deadline_passed(abs_mono))
 			return ETIMEDOUT;
 		ll_spin_wait(policy);

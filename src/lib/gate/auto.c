@@ -33,12 +33,12 @@
  *           verdict(): after 2 to 8 pairs, up (N' = 2 N) is kept for a gain
  *           of 1% beyond one standard error, down (N' = N / 2) unless it
  *           costs 2% beyond one; in doubt N stays as it was.  Pairing cancels
- *           the machine's drift over the probe; one 5 ms interval in five is
- *           a dip to 60% or less, which the clamp keeps from deciding alone
- *           and from drowning gains of a few percent (pthread's, where each
- *           doubling up to 64 pays 2-10%) in its standard error.  A kept probe
- *           goes on the same way at once; a failed one leaves N where it was,
- *           and the next probe goes the other way
+ *           the machine's drift over the probe; intervals that dip deep (a
+ *           holder preempted), whatever N is, are what the clamp keeps from
+ *           deciding alone and from drowning gains of a few percent in the
+ *           standard error.  A kept probe goes on the same way at once; a
+ *           failed one leaves N where it was, and the next probe goes the
+ *           other way
  *   starved (threads queue while at least 0.25 CPUs idle: admitted threads
  *           block inside, in I/O, on a parked lock, on any wait not wrapped
  *           in suspend/resume, as a comment on the innodb_thread_concurrency
@@ -55,9 +55,8 @@
  *   N stays within [min, max]; min defaults to the start, twice the CPU
  *           count (or n or max, if lower): with N at the CPU count, every
  *           admitted thread that blocks (on a lock that parks, preempted
- *           holding a lock) leaves a CPU idle, and probes down there cost
- *           more than they ever found (docs/admission.md, "A floor at twice
- *           the CPUs").
+ *           holding a lock) leaves a CPU idle, so probes down there cost
+ *           more than they can find.
  */
 #include <fcntl.h>
 #include <sched.h>
@@ -69,7 +68,7 @@
 
 #include "core/cpus.h"
 #include "gate/gate_impl.h"
-#include "locklab/spin.h"
+#include "locklab/bits/spin.h"
 
 #define SHARDS 16
 #define TRACE_LEN 4096

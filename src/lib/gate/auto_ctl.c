@@ -60,14 +60,13 @@ static void hold(struct auto_ctl *c)
 /*
  * A probe's verdict from the pairs so far: +1 keep N', -1 keep N, 0 not yet.
  * Each pair gives r = log(X at N' / X at N), clamped to +-CLAMP (15%): a dip
- * to half (a preempted holder, a neighbour's burst; about one interval in
- * five on 2 CPUs) then weighs as a clear difference, not as four of them, and
- * no longer swamps the standard error, which real differences of 2-10% must
- * clear.  With the mean m and its standard error e: up is kept when m - e
+ * to half (a preempted holder, a neighbour's burst) then weighs as a clear
+ * difference, not as four of them, and does not swamp the standard error,
+ * which real differences of a few percent must clear.  With the mean m and its standard error e: up is kept when m - e
  * clears log(GAIN_UP) and dropped when m + e does not; down is dropped when
  * m + e is below log(KEEP_DOWN) and kept when m - e is above it.  After
  * PAIRS_MAX pairs a doubt keeps N as it was, either way: a doubt that kept
- * the smaller N let noise walk N down where larger N pays (pthread).
+ * the smaller N would let noise walk N down where a larger N pays.
  */
 static int verdict(const struct auto_ctl *c)
 {

@@ -12,14 +12,13 @@
  * thread that just gave it back (its transaction ended) is running and
  * wants it again within a microsecond.  With N at or below the CPU count, a
  * handoff per transaction leaves CPUs idle and serves less than InnoDB's
- * gate, which lets that thread take its slot back (docs/admission.md has
- * the figures).
+ * gate, which lets that thread take its slot back.
  * So a running thread may take a free slot ahead of the sleepers, as in
  * InnoDB, but only until the oldest sleeper has waited barge_us: from then
  * on slots that free go to the queue, in order.  One slot at a time: after
  * each, running threads barge again for a calm spell (calm()) in which the
  * slots that can run at once (min(N, CPUs)) serve handoff_pace times the
- * idle time a handoff costs (measured: grant to the sleeper running), then
+ * idle time a handoff costs (timed as it runs: grant to the sleeper running), then
  * the next overdue waiter gets the next slot.  So overdue waiters are
  * served strictly in order and ahead of anyone who arrives later, a free
  * slot that nobody running takes reaches a sleeper within barge_us (or the
@@ -28,23 +27,22 @@
  * max(barge_us, the waiters ahead x (handoff_pace + 1) x the handoff cost /
  * min(N, CPUs)).  barge_us=0 is strict FIFO: no barging, no spells.
  *
- * The defaults are measured (docs/admission.md, with the machines' figures):
- * barge_us = 100 ms because with a few ms the waiters of a small N all become
- * overdue together, and with a shorter bound W waiters / bound handoffs a
- * second cost throughput where a handoff idles a CPU for longer than
- * grant-to-run shows (the woken waiter displaces an admitted thread, which
- * the spells cannot see); handoff_pace = 16 because at N = 1 every handoff
- * idles the only slot, and a smaller pace fell below InnoDB's gate at
- * hundreds of clients.  Before the calm spells an overdue queue was drained
- * in strict order, a handoff per transaction, which at N = 1 with 1024
- * clients never ended.
+ * The defaults: barge_us = 100 ms because with a few ms the waiters of a
+ * small N all become overdue together, and a shorter bound (W waiters /
+ * bound handoffs a second) costs throughput where a handoff idles a CPU for
+ * longer than grant-to-run shows (the woken waiter displaces an admitted
+ * thread, which the spells cannot see); handoff_pace = 16 because at N = 1
+ * every handoff idles the only slot, and a smaller pace hands too much of
+ * it to handoffs when hundreds of clients queue.  The calm spells, rather
+ * than an overdue queue drained in strict order a handoff per transaction:
+ * at N = 1 with many clients such a drain never ends.
  *
  * A suspend (the thread blocks: I/O) hands its slot to the head only while
  * the slots left held are fewer than the CPUs, when the slot is a CPU that
  * would idle.  With N above the CPU count and that many others inside, it
  * frees the slot as an exit does, for a thread back from its own suspend or
- * the next to arrive: handing over cost a wake-up per suspend and a sleep in
- * the queue per resume (docs/admission.md, "fifo with suspend").
+ * the next to arrive: handing over would cost a wake-up per suspend and a
+ * sleep in the queue per resume.
  */
 #include <sched.h>
 #include <stdlib.h>
@@ -53,7 +51,7 @@
 #include "core/cpus.h"
 #include "core/futex_sys.h"
 #include "gate/gate_impl.h"
-#include "locklab/spin.h"
+#include "locklab/bits/spin.h"
 
 #define ONE_QUEUED ((uint64_t)1 << 32)
 

@@ -1,7 +1,8 @@
 /*
- * futex.c: slow path of the three-state futex mutex (word drawn in futex.h).
+ * futex.c: slow path of the three-state futex mutex (word drawn in
+ * locklab/locks/futex.h).
  */
-#include "locklab/futex.h"
+#include "locklab/locks/futex.h"
 #include "locks/algo.h"
 #include "core/futex_sys.h"
 

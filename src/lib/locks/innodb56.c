@@ -1,11 +1,11 @@
 /*
  * innodb56.c: the InnoDB 5.6 mutex's slow path (the mutex is drawn in
- * locklab/innodb56.h; its os_events and the process-wide sync arrays, shared
+ * locklab/locks/innodb56.h; its os_events and the process-wide sync arrays, shared
  * with innodb56-rw, are innodb56_sync.c's).
  */
 #include <sched.h>
 
-#include "locklab/innodb56.h"
+#include "locklab/locks/innodb56.h"
 #include "locks/algo.h"
 #include "locks/innodb56_sync.h"
 

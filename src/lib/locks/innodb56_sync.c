@@ -1,7 +1,7 @@
 /*
  * innodb56_sync.c: InnoDB 5.6's os_events, the process-wide sync arrays and
- * ut_delay(), shared by the mutex (innodb56.c, drawn in locklab/innodb56.h)
- * and rw_lock_t (rwlocks/innodb56.c, drawn in locklab/rw_innodb56.h).
+ * ut_delay(), shared by the mutex (innodb56.c, drawn in locklab/locks/innodb56.h)
+ * and rw_lock_t (rwlocks/innodb56.c, drawn in locklab/rwlocks/innodb56.h).
  *
  * Event (os_event_t):
  *   is_set        the event is signalled
@@ -60,10 +60,10 @@
 #include <string.h>
 
 #include "core/mem.h"
-#include "locklab/monitor_hooks.h"
+#include "locklab/bits/monitor_hooks.h"
 #include "locks/innodb56_sync.h"
 
-enum { EVENTS = 1 << LL_INNODB56_EVENT_BITS };
+enum { EVENTS = 1 << LL_IB_EVENT_BITS };
 enum { EVENT_UNMADE, EVENT_MAKING, EVENT_MADE };
 
 /* 128 bytes apart: an event's line and its adjacent-line prefetch are its own. */
@@ -94,7 +94,7 @@ static void event_init(struct ll_ib_event *e)
 
 struct ll_ib_event *ll_ib_event_of(const void *key)
 {
-	struct ll_ib_event *e = &events[ll_innodb56_event_index(key)];
+	struct ll_ib_event *e = &events[ll_ib_event_index(key)];
 	/* Acquire pairs with the maker's release: the mutex and condvar are initialised. */
 	int st = atomic_load_explicit(&e->made, memory_order_acquire);
 	if (st == EVENT_MADE)

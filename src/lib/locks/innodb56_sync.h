@@ -17,8 +17,22 @@
 #include <stdint.h>
 #include <time.h>
 
-#include "locklab/innodb56.h"
+#include "locklab/locks/innodb56.h"
 #include "locklab/ops.h"
+
+/*
+ * The events (innodb56_sync.c): a table of 2^LL_IB_EVENT_BITS shared by every
+ * InnoDB lock of the process (innodb56 and innodb56-rw); a lock's is picked
+ * by a Fibonacci hash of an address (its key: the mutex's own, an
+ * rw_lock_t's lock_word and waiters for its two events), so locks at
+ * consecutive addresses get distinct events (test_locks innodb56-events).
+ */
+#define LL_IB_EVENT_BITS 10
+static inline unsigned ll_ib_event_index(const void *key)
+{
+	return (unsigned)(((uint64_t)(uintptr_t)key * 0x9e3779b97f4a7c15ull) >>
+			  (64 - LL_IB_EVENT_BITS));
+}
 
 struct ll_ib_event;
 struct ll_ib_cell;

@@ -1,12 +1,12 @@
 /*
- * mcs.c: MCS queue spinlock (word and queue drawn in mcs.h).
+ * mcs.c: MCS queue spinlock (word and queue drawn in locklab/locks/mcs.h).
  */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 
 #include "core/mem.h"
-#include "locklab/mcs.h"
+#include "locklab/locks/mcs.h"
 #include "locks/algo.h"
 
 /* Locks one thread may hold at once before nodes come from the heap. */

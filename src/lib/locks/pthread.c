@@ -10,7 +10,7 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
-#include "locklab/pthread.h"
+#include "locklab/locks/pthread.h"
 #include "core/clock.h"
 #include "locks/algo.h"
 

@@ -1,9 +1,10 @@
 /*
- * spin_trylock.c: innotsim's spin-then-block mutex (drawn in spin_trylock.h).
+ * spin_trylock.c: innotsim's spin-then-block mutex (drawn in
+ * locklab/locks/spin_trylock.h).
  */
 #include <unistd.h>
 
-#include "locklab/spin_trylock.h"
+#include "locklab/locks/spin_trylock.h"
 #include "locks/algo.h"
 
 static const char *const limit_names[] = { "none", "global", "mutex", NULL };

@@ -1,7 +1,7 @@
 /*
- * tas.c: test-and-set spinlock (word drawn in tas.h).
+ * tas.c: test-and-set spinlock (word drawn in locklab/locks/tas.h).
  */
-#include "locklab/tas.h"
+#include "locklab/locks/tas.h"
 #include "locks/algo.h"
 
 int ll_tas_init(ll_tas_t *l, const struct ll_tas_config *cfg)

@@ -1,7 +1,7 @@
 /*
- * ticket.c: slow paths of the ticket spinlock (word drawn in ticket.h).
+ * ticket.c: slow paths of the ticket spinlock (word drawn in locklab/locks/ticket.h).
  */
-#include "locklab/ticket.h"
+#include "locklab/locks/ticket.h"
 #include "locks/algo.h"
 
 int ll_ticket_init(ll_ticket_t *l, const struct ll_ticket_config *cfg)

@@ -1,8 +1,8 @@
 /*
  * ttas.c: slow path of the TTAS spinlock with bounded exponential backoff
- * (word drawn in ttas.h).
+ * (word drawn in locklab/locks/ttas.h).
  */
-#include "locklab/ttas.h"
+#include "locklab/locks/ttas.h"
 #include "locks/algo.h"
 
 int ll_ttas_init(ll_ttas_t *l, const struct ll_ttas_config *cfg)

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "locklab/locklab.h"
+#include "core/error_line.h"
 #include "monitor/monitor_impl.h"
 
 #if LL_MONITOR
@@ -23,11 +24,9 @@
 static __attribute__((noreturn, format(printf, 1, 2))) void env_error(const char *fmt, ...)
 {
 	va_list ap;
-	fputs("locklab: ", stderr);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	ll_error_line(fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
 	exit(2);
 }
 

@@ -1,17 +1,17 @@
 /*
  * bravo.c: BRAVO's reader bias over an underlying rwlock of the library
- * (fields, table and protocol drawn in locklab/rw_bravo.h).
+ * (fields, table and protocol drawn in locklab/rwlocks/bravo.h).
  */
 #include <errno.h>
 #include <stdalign.h>
 
 #include "core/futex_sys.h"
 #include "core/mem.h"
-#include "locklab/rw_bravo.h"
-#include "locklab/spin.h"
+#include "locklab/rwlocks/bravo.h"
+#include "locklab/bits/spin.h"
 #include "rwlocks/rwalgo.h"
 
-_Static_assert(sizeof(ll_rw_bravo_t) == 40, "ll_rw_bravo_t is drawn as 40 bytes in rw_bravo.h");
+_Static_assert(sizeof(ll_rw_bravo_t) == 40, "ll_rw_bravo_t is drawn as 40 bytes in rwlocks/bravo.h");
 
 enum { BIAS_OFF = 0, BIAS_ON = 1, BIAS_SLEEP = 2, BIAS_WOKEN = 3 };
 
@@ -30,7 +30,7 @@ struct holds {
 	uint32_t count[HOLDS];
 	uint32_t used;
 };
-_Static_assert(sizeof(struct holds) == 120, "drawn as 120 bytes of TLS in rw_bravo.h");
+_Static_assert(sizeof(struct holds) == 120, "drawn as 120 bytes of TLS in rwlocks/bravo.h");
 static _Thread_local struct holds mine __attribute__((tls_model("initial-exec")));
 
 /*

@@ -1,5 +1,5 @@
 /*
- * innodb56.c: InnoDB 5.6's rw_lock_t (drawn in locklab/rw_innodb56.h), on
+ * innodb56.c: InnoDB 5.6's rw_lock_t (drawn in locklab/rwlocks/innodb56.h), on
  * the os_events and sync arrays of the innodb56 mutex (locks/innodb56_sync.c).
  *
  * No wake-up is lost, by the mutex's argument applied to each event:
@@ -28,8 +28,8 @@
 #include <pthread.h>
 #include <sched.h>
 
-#include "locklab/rw_innodb56.h"
-#include "locklab/spin.h"
+#include "locklab/rwlocks/innodb56.h"
+#include "locklab/bits/spin.h"
 #include "locks/innodb56_sync.h"
 #include "rwlocks/rwalgo.h"
 
@@ -298,7 +298,7 @@ static int wr(ll_rw_innodb56_t *l, const struct timespec *dl, int try)
 	}
 }
 
-/* ---- unlock: the side is read off lock_word (rw_innodb56.h's table) ---- */
+/* ---- unlock: the side is read off lock_word (rwlocks/innodb56.h's table) ---- */
 
 static int unlock(ll_rw_innodb56_t *l)
 {

@@ -1,12 +1,12 @@
 /*
  * partitioned.c: n glibc rwlocks, readers by thread, writers all (drawn in
- * locklab/rw_partitioned.h).
+ * locklab/rwlocks/partitioned.h).
  */
 #include <errno.h>
 #include <stdalign.h>
 
 #include "core/mem.h"
-#include "locklab/rw_partitioned.h"
+#include "locklab/rwlocks/partitioned.h"
 #include "rwlocks/rwalgo.h"
 
 struct ll_rw_part {

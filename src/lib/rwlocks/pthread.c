@@ -1,11 +1,11 @@
 /*
  * pthread.c: glibc's pthread_rwlock_t behind the rwlock ops table (word
- * drawn in locklab/rw_pthread.h); the preference is a knob.
+ * drawn in locklab/rwlocks/pthread.h); the preference is a knob.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
-#include "locklab/rw_pthread.h"
+#include "locklab/rwlocks/pthread.h"
 #include "core/clock.h"
 #include "rwlocks/rwalgo.h"
 

@@ -17,7 +17,8 @@
 #define LL_RW_CONFIG_OR_DEFAULTS(algo, cfg, tmp) \
 	((cfg) ? (cfg) : (ll_rwlock_config_defaults(&ll_rw_##algo##_ops, &(tmp)), &(tmp)))
 
-/* glibc's rwlock kinds by knob value (LL_RW_PREFER_*, locklab/rw_pthread.h), NULL-terminated. */
+/* glibc's rwlock kinds by knob value (LL_RW_PREFER_*, locklab/rwlocks/pthread.h),
+ * NULL-terminated. */
 extern const char *const ll_rw_prefer_names[];
 #define LL_RW_KNOB_PREFER(type, help_) \
 	{ "prefer", help_, offsetof(type, prefer), 0, 0, 1, ll_rw_prefer_names }

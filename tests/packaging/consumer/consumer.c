@@ -1,13 +1,17 @@
 /*
  * consumer.c: a program built against an installed liblocklab, the way a user
  * builds one (tests/packaging/install.cmake: through pkg-config, then through
- * find_package(locklab)).  Exits 0 only if every step did what the API says.
+ * find_package(locklab)).  Exits 0 only if every step did what the API says:
+ * the generic mutex by name, and the direct types of locklab/locks/ and
+ * locklab/rwlocks/, whose fast paths inline from the installed headers.
  */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
 #include <locklab/locklab.h>
+#include <locklab/locks/ll.h>
+#include <locklab/rwlocks/ll.h>
 
 static int failed;
 
@@ -44,6 +48,24 @@ static void exercise(const char *algo)
 	ll_mutex_destroy(&m);
 }
 
+static void exercise_direct(void)
+{
+	ll_ll_t l;
+	ll_rw_ll_t rw;
+
+	CHECK(ll_ll_init(&l, NULL) == 0, "ll_ll_init failed");
+	ll_ll_lock(&l);
+	CHECK(ll_ll_trylock(&l) == EBUSY, "ll_ll_trylock of a held lock did not return EBUSY");
+	ll_ll_unlock(&l);
+	ll_ll_destroy(&l);
+
+	CHECK(ll_rw_ll_init(&rw, NULL) == 0, "ll_rw_ll_init failed");
+	CHECK(ll_rw_ll_wrlock(&rw) == 0 && ll_rw_ll_unlock(&rw) == 0, "ll_rw_ll_t: write lock failed");
+	CHECK(ll_rw_ll_rdlock(&rw) == 0 && ll_rw_ll_unlock(&rw) == 0, "ll_rw_ll_t: read lock failed");
+	CHECK(ll_rw_ll_unlock(&rw) == EPERM, "ll_rw_ll_unlock of a free lock did not return EPERM");
+	ll_rw_ll_destroy(&rw);
+}
+
 int main(void)
 {
 	ll_mutex_t m;
@@ -51,9 +73,10 @@ int main(void)
 
 	exercise("ll");
 	exercise("futex");
+	exercise_direct();
 	CHECK(ll_mutex_init(&m, "no-such-lock", NULL, &err) == EINVAL,
 	      "init by an unknown name did not fail with EINVAL");
 	if (!failed)
-		puts("consumer: ll and futex: init, lock, trylock, unlock, destroy: ok");
+		puts("consumer: ll and futex by name, ll_ll_t and ll_rw_ll_t direct: ok");
 	return failed;
 }

@@ -1,5 +1,5 @@
 /*
- * ll.c: slow paths of the `ll` mutex (word and protocol drawn in ll.h).
+ * ll.c: slow paths of the `ll` mutex (word and protocol drawn in locklab/locks/ll.h).
  *
  * Roles of a waiting thread:
  *   poller    a newcomer that found the lock held while fewer than
@@ -48,17 +48,17 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "locklab/ll.h"
+#include "locklab/locks/ll.h"
 #include "locks/algo.h"
 #include "core/cpus.h"
 #include "core/futex_sys.h"
 #include "locks/ll/park.h"
 
-int ll_own_unlock_fences;
+int ll_ll_unlock_fences;
 static pthread_once_t membarrier_once = PTHREAD_ONCE_INIT;
 
 /* The thread's own bookkeeping of the rules above (not per lock: one each). */
-static _Thread_local const ll_own_t *granted_last __attribute__((tls_model("initial-exec")));
+static _Thread_local const ll_ll_t *granted_last __attribute__((tls_model("initial-exec")));
 static _Thread_local uint64_t active_since __attribute__((tls_model("initial-exec")));
 
 /* The pollers a lock allows when its knob says -1: 32 per CPU the process may use, less one. */
@@ -75,30 +75,30 @@ static void membarrier_register(void)
 {
 	/* Registration is per process and once; without it the unlock must fence. */
 	if (syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) != 0)
-		ll_own_unlock_fences = 1;
+		ll_ll_unlock_fences = 1;
 }
 
 /* Order our SLEEPING store before our next load against every unlocker's store->load. */
-static void asymmetric_fence(ll_own_t *l)
+static void asymmetric_fence(ll_ll_t *l)
 {
-	if (ll_own_unlock_fences || syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0))
-		ll_own_store_load_barrier(l, 1);
+	if (ll_ll_unlock_fences || syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0))
+		ll_ll_store_load_barrier(l, 1);
 }
 
 static int ns_knob_fits(int64_t ns)
 {
-	return ns >= 0 && ns <= LL_OWN_MAX_NS;
+	return ns >= 0 && ns <= LL_LL_MAX_NS;
 }
 
-int ll_own_init(ll_own_t *l, const struct ll_own_config *cfg)
+int ll_ll_init(ll_ll_t *l, const struct ll_ll_config *cfg)
 {
-	struct ll_own_config def;
-	cfg = LL_CONFIG_OR_DEFAULTS(own, cfg, def);
+	struct ll_ll_config def;
+	cfg = LL_CONFIG_OR_DEFAULTS(ll, cfg, def);
 	/* A config built without the knob table (a C caller's) must still fit the fields. */
 	if (!ns_knob_fits(cfg->handoff_ns) || !ns_knob_fits(cfg->rotation_ns) ||
 	    !ns_knob_fits(cfg->min_turn_ns) || cfg->turn_cost_ratio < 0 ||
 	    cfg->turn_cost_ratio > UINT16_MAX || cfg->pollers < -1 || cfg->pollers > UINT8_MAX ||
-	    cfg->pause_ns < 0 || cfg->pause_ns > LL_OWN_MAX_PAUSE_NS)
+	    cfg->pause_ns < 0 || cfg->pause_ns > LL_LL_MAX_PAUSE_NS)
 		return EINVAL;
 	pthread_once(&membarrier_once, membarrier_register);
 	pthread_once(&auto_pollers_once, count_auto_pollers);
@@ -132,7 +132,7 @@ static int heir_is(unsigned s, int who)
 }
 
 /* Clear `bits` in state; returns the value before. */
-static unsigned state_clear(ll_own_t *l, unsigned bits)
+static unsigned state_clear(ll_ll_t *l, unsigned bits)
 {
 	return atomic_fetch_and_explicit(&l->state, ~bits, memory_order_acq_rel);
 }
@@ -146,12 +146,12 @@ enum { MAX_ROTATION_NS = 125000000 };
 /*
  * The shortest turn: min_turn_ns, or turn_cost_ratio handoffs' worth of
  * time if that is longer.  A handoff leaves the lock idle until the grantee
- * runs (ll_own_t.handoff_cost, measured), and what that costs depends on the
- * machine: 5-20 us on a quiet host, far more where a woken thread lands
- * behind the holder on its CPU.  The floor keeps the idle share of a turn
+ * runs (ll_ll_t.handoff_cost, timed as the lock runs), and what that costs
+ * depends on the machine: a wake-up's latency on a quiet host, far more
+ * where a woken thread lands behind the holder on its CPU.  The floor keeps the idle share of a turn
  * under 1 / turn_cost_ratio wherever it runs.
  */
-static uint64_t min_turn(const ll_own_t *l)
+static uint64_t min_turn(const ll_ll_t *l)
 {
 	uint64_t cost = atomic_load_explicit(&l->handoff_cost, memory_order_relaxed);
 	uint64_t least = cost * l->turn_cost_ratio;
@@ -164,7 +164,7 @@ static uint64_t min_turn(const ll_own_t *l)
  * about rotation_ns, so the turn shrinks as the queue grows, but never below
  * min_turn() nor above handoff_ns.
  */
-static uint64_t turn_ns(const ll_own_t *l, uint32_t queued)
+static uint64_t turn_ns(const ll_ll_t *l, uint32_t queued)
 {
 	uint64_t t = l->handoff_ns;
 	if (queued && l->rotation_ns) {
@@ -192,7 +192,7 @@ static uint64_t turn_ns(const ll_own_t *l, uint32_t queued)
  * *wake: the promoted waiter's word, for the caller to ll_park_wake() (a
  * grantor first publishes the grant); NULL when nobody was promoted.
  */
-static int pass_heir_wake_later(ll_own_t *l, int who, unsigned *was, uint32_t *queued,
+static int pass_heir_wake_later(ll_ll_t *l, int who, unsigned *was, uint32_t *queued,
 				atomic_uint **wake)
 {
 	unsigned s = atomic_load_explicit(&l->state, memory_order_relaxed);
@@ -247,7 +247,7 @@ static int pass_heir_wake_later(ll_own_t *l, int who, unsigned *was, uint32_t *q
 	return 1;
 }
 
-static int pass_heir(ll_own_t *l, int who, unsigned *was, uint32_t *queued)
+static int pass_heir(ll_ll_t *l, int who, unsigned *was, uint32_t *queued)
 {
 	atomic_uint *wake;
 	if (!pass_heir_wake_later(l, who, was, queued, &wake))
@@ -262,12 +262,12 @@ static int pass_heir(ll_own_t *l, int who, unsigned *was, uint32_t *queued)
  * grantor sets the length, the grantee the start when it takes the lock:
  * the time the grantee took to run is not its turn.
  */
-static void set_turn(ll_own_t *l, uint32_t queued)
+static void set_turn(ll_ll_t *l, uint32_t queued)
 {
 	l->turn_len = (uint32_t)turn_ns(l, queued);  /* <= handoff_ns */
 }
 
-static void start_turn(ll_own_t *l)
+static void start_turn(ll_ll_t *l)
 {
 	l->turn_start = ll_now_ns();
 }
@@ -278,7 +278,7 @@ static void start_turn(ll_own_t *l)
  * grantor's grant_ts is ours to read: our acquire of the grant follows its
  * release store.
  */
-static void start_granted_turn(ll_own_t *l)
+static void start_granted_turn(ll_ll_t *l)
 {
 	start_turn(l);
 	uint64_t avg = atomic_load_explicit(&l->handoff_cost, memory_order_relaxed);
@@ -290,7 +290,7 @@ static void start_granted_turn(ll_own_t *l)
  * Set and clear the heir-owned bit (SLEEPING) while we are the heir of
  * `parity`; the new state, or 0 when we are not the heir any more.
  */
-static unsigned heir_mark(ll_own_t *l, unsigned parity, unsigned set, unsigned clear)
+static unsigned heir_mark(ll_ll_t *l, unsigned parity, unsigned set, unsigned clear)
 {
 	unsigned s = atomic_load_explicit(&l->state, memory_order_relaxed), to;
 	do {
@@ -308,7 +308,7 @@ static unsigned heir_mark(ll_own_t *l, unsigned parity, unsigned set, unsigned c
  * (its store follows the grantor's state change within instructions, unless
  * the grantor is preempted in between: then give it the CPU).
  */
-static void take_grant(ll_own_t *l, unsigned parity)
+static void take_grant(ll_ll_t *l, unsigned parity)
 {
 	for (uint32_t i = 0;; i++) {
 		unsigned expect = LL_LL_GRANTED + parity;
@@ -322,7 +322,7 @@ static void take_grant(ll_own_t *l, unsigned parity)
 }
 
 /* The previous heir's grant is still to be taken. */
-static int grant_pending(ll_own_t *l, unsigned parity)
+static int grant_pending(ll_ll_t *l, unsigned parity)
 {
 	return atomic_load_explicit(&l->locked, memory_order_relaxed) == LL_LL_GRANTED + (parity ^ 1);
 }
@@ -340,7 +340,7 @@ static struct timespec until_ns(uint64_t t, const struct timespec *abs_mono)
  * CPU), and if it does not come, nap on `locked` in short steps (nobody
  * wakes us when it is taken).
  */
-static void wait_grant_taken(ll_own_t *l, unsigned parity)
+static void wait_grant_taken(ll_ll_t *l, unsigned parity)
 {
 	for (int i = 0; grant_pending(l, parity); i++) {
 		if (i < 8) {
@@ -357,14 +357,14 @@ static void wait_grant_taken(ll_own_t *l, unsigned parity)
  * holder.  Not while the previous heir's grant waits: our successor would
  * have that heir's parity, and one bit could no longer tell them apart.
  */
-static int heir_timeout(ll_own_t *l, unsigned parity)
+static int heir_timeout(ll_ll_t *l, unsigned parity)
 {
 	unsigned was;
 	uint32_t queued;
 
 	wait_grant_taken(l, parity);
 	if (pass_heir(l, (int)parity, &was, &queued))
-		return ll_own_cas_free(l) ? 0 : ETIMEDOUT;
+		return ll_ll_cas_free(l) ? 0 : ETIMEDOUT;
 	take_grant(l, parity);
 	return 0;
 }
@@ -372,10 +372,10 @@ static int heir_timeout(ll_own_t *l, unsigned parity)
 enum { NOT_YET, TAKEN, GRANTED };
 
 /* Look at the lock once: take it if free, or if it was granted to us. */
-static int heir_look(ll_own_t *l, unsigned parity)
+static int heir_look(ll_ll_t *l, unsigned parity)
 {
 	unsigned v = atomic_load_explicit(&l->locked, memory_order_relaxed);
-	if (v == LL_LL_FREE && ll_own_cas_free(l))
+	if (v == LL_LL_FREE && ll_ll_cas_free(l))
 		return TAKEN;
 	if (v == LL_LL_GRANTED + parity &&
 	    atomic_compare_exchange_strong_explicit(&l->locked, &v, LL_LL_HELD,
@@ -395,11 +395,12 @@ static int heir_look(ll_own_t *l, unsigned parity)
  *     asleep with SLEEPING, a promoted one too: where the lock goes free
  *     between turns (its holders block outside it), the release wakes the
  *     heir, which takes the lock and promotes the next, so the queue drains
- *     at the pace of releases and not of one grant per turn.  (Promoted
- *     heirs that napped from the start, taking the queue to mean a busy
- *     lock, left most CPUs idle under I/O once turns were long: docs/ll.md.)
+ *     at the pace of releases and not of one grant per turn.  (A promoted
+ *     heir that napped from the start, taking the queue to mean a busy
+ *     lock, would feed the active threads one waiter per turn: too few to
+ *     keep the CPUs busy when the holders block outside the lock.)
  */
-static int heir_wait(ll_own_t *l, unsigned parity, const struct timespec *abs_mono,
+static int heir_wait(ll_ll_t *l, unsigned parity, const struct timespec *abs_mono,
 		     uint32_t queued)
 {
 	const uint64_t nap_ns = turn_ns(l, queued) + 50000;
@@ -478,7 +479,7 @@ static int heir_wait(ll_own_t *l, unsigned parity, const struct timespec *abs_mo
  */
 enum { PAUSE_PROBE = 8, PAUSE_BACK_TO_BACK = 4, PAUSE_OFF_US = 1000 };
 
-static int poll_paused(ll_own_t *l, uint64_t now, const struct timespec *abs_mono)
+static int poll_paused(ll_ll_t *l, uint64_t now, const struct timespec *abs_mono)
 {
 	uint32_t max = l->max_pause_looks;
 	uint32_t now_us = (uint32_t)(now >> 10);
@@ -499,7 +500,7 @@ static int poll_paused(ll_own_t *l, uint64_t now, const struct timespec *abs_mon
 				atomic_store_explicit(&l->pause_off, now_us + PAUSE_OFF_US, memory_order_relaxed);
 			break;
 		}
-		if (locked == LL_LL_FREE && ll_own_cas_free(l)) {
+		if (locked == LL_LL_FREE && ll_ll_cas_free(l)) {
 			k = i;
 			break;
 		}
@@ -526,7 +527,7 @@ static int poll_paused(ll_own_t *l, uint64_t now, const struct timespec *abs_mon
  * for the rest of its slice.  This starts the queue; once one exists, the
  * rotation rule moves the pollers through it.
  */
-static int poll_overdue(const ll_own_t *l, uint64_t start)
+static int poll_overdue(const ll_ll_t *l, uint64_t start)
 {
 	return l->rotation_ns &&
 	       !(atomic_load_explicit(&l->state, memory_order_relaxed) & LL_LL_PARKED) &&
@@ -542,7 +543,7 @@ static int poll_overdue(const ll_own_t *l, uint64_t start)
  * pollers are full, one of the rules of the file's head sends us to the
  * queue, or the lock stayed held.
  */
-static int poll_for_lock(ll_own_t *l, const struct timespec *abs_mono)
+static int poll_for_lock(ll_ll_t *l, const struct timespec *abs_mono)
 {
 	uint64_t now = ll_now_ns();
 	if (granted_last == l) {
@@ -566,7 +567,7 @@ static int poll_for_lock(ll_own_t *l, const struct timespec *abs_mono)
 	uint64_t end = ll_ns_add_sat(now, (uint64_t)((double)l->spin_iters * ll_spin_ns(l->spin)));
 	for (uint32_t i = 1; !got; i++) {
 		if (atomic_load_explicit(&l->locked, memory_order_relaxed) == LL_LL_FREE &&
-		    ll_own_cas_free(l)) {
+		    ll_ll_cas_free(l)) {
 			got = 1;
 			break;
 		}
@@ -589,7 +590,7 @@ enum { PROMOTED, TIMEDOUT, RETRY };
  * heir, and the waiters left behind us then).  RETRY: the heir left before
  * we could queue.
  */
-static int park(ll_own_t *l, const struct timespec *abs_mono, unsigned *parity, uint32_t *queued)
+static int park(ll_ll_t *l, const struct timespec *abs_mono, unsigned *parity, uint32_t *queued)
 {
 	struct ll_park_node node = { .lock = l };
 	atomic_init(&node.word, 0);
@@ -623,7 +624,7 @@ static int park(ll_own_t *l, const struct timespec *abs_mono, unsigned *parity, 
 	return PROMOTED;
 }
 
-int ll_own_lock_slow(ll_own_t *l, const struct timespec *abs_mono)
+int ll_ll_lock_slow(ll_ll_t *l, const struct timespec *abs_mono)
 {
 	unsigned s, parity;
 	uint32_t queued;
@@ -632,7 +633,7 @@ int ll_own_lock_slow(ll_own_t *l, const struct timespec *abs_mono)
 		return 0;
 	for (;;) {
 		if (abs_mono && ll_deadline_passed(abs_mono))
-			return ll_own_cas_free(l) ? 0 : ETIMEDOUT;
+			return ll_ll_cas_free(l) ? 0 : ETIMEDOUT;
 		s = atomic_load_explicit(&l->state, memory_order_relaxed);
 		if (!(s & LL_LL_HEIR)) {
 			/* No heir means nobody parked (invariant): take the slot, a new parity. */
@@ -647,12 +648,12 @@ int ll_own_lock_slow(ll_own_t *l, const struct timespec *abs_mono)
 		case PROMOTED:
 			return heir_wait(l, parity, abs_mono, queued);
 		case TIMEDOUT:
-			return ll_own_cas_free(l) ? 0 : ETIMEDOUT;
+			return ll_ll_cas_free(l) ? 0 : ETIMEDOUT;
 		}
 	}
 }
 
-void ll_own_unlock_slow(ll_own_t *l)
+void ll_ll_unlock_slow(ll_ll_t *l)
 {
 	/* Only the unlocker that clears SLEEPING wakes: one wake per sleep. */
 	if (state_clear(l, LL_LL_SLEEPING) & LL_LL_SLEEPING)
@@ -664,7 +665,7 @@ void ll_own_unlock_slow(ll_own_t *l)
  * word says GRANTED to the old heir's parity, and a sleeping grantee is
  * woken.  0 when the heir left first.
  */
-static int grant(ll_own_t *l)
+static int grant(ll_ll_t *l)
 {
 	unsigned was;
 	uint32_t queued;
@@ -684,43 +685,44 @@ static int grant(ll_own_t *l)
 	return 1;
 }
 
-void ll_own_unlock_heir(ll_own_t *l)
+void ll_ll_unlock_heir(ll_ll_t *l)
 {
-	/* Every 8th unlock with a heir waiting (ll.h): at the turn's end, grant it the lock. */
+	/* Every 8th unlock with a heir waiting (locklab/locks/ll.h): at the turn's end,
+	 * grant it the lock. */
 	if (l->handoff_ns && ll_now_ns() - l->turn_start >= l->turn_len && grant(l))
 		return;
-	ll_own_release(l);
+	ll_ll_release(l);
 }
 
 static const struct ll_knob knobs[] = {
-	LL_KNOB_INT(struct ll_own_config, spin_ns, 50000, 0, 100000000,
+	LL_KNOB_INT(struct ll_ll_config, spin_ns, 50000, 0, 100000000,
 		    "how long a poller polls before it queues, ns"),
-	LL_KNOB_INT(struct ll_own_config, handoff_ns, 1000000, 0, LL_OWN_MAX_NS,
+	LL_KNOB_INT(struct ll_ll_config, handoff_ns, 1000000, 0, LL_LL_MAX_NS,
 		    "longest turn a holder keeps the lock while a heir waits, ns, <= 4 s (0: no handoff)"),
-	LL_KNOB_INT(struct ll_own_config, rotation_ns, 5000000, 0, LL_OWN_MAX_NS,
+	LL_KNOB_INT(struct ll_ll_config, rotation_ns, 5000000, 0, LL_LL_MAX_NS,
 		    "target time for every parked waiter to have a turn, and the longest poll while "
 		    "nobody is parked, ns, <= 4 s (0: turns of handoff_ns, polls of spin_ns)"),
-	LL_KNOB_INT(struct ll_own_config, min_turn_ns, 200000, 0, LL_OWN_MAX_NS,
+	LL_KNOB_INT(struct ll_ll_config, min_turn_ns, 200000, 0, LL_LL_MAX_NS,
 		    "shortest turn however long the queue, ns, <= 4 s"),
-	LL_KNOB_INT(struct ll_own_config, pollers, -1, -1, 255,
+	LL_KNOB_INT(struct ll_ll_config, pollers, -1, -1, 255,
 		    "newcomers that may poll at once instead of queueing (0: none; "
 		    "-1: 32 per CPU the process may use, less one, at most 255)"),
-	LL_KNOB_INT(struct ll_own_config, turn_cost_ratio, 100, 0, 1000,
+	LL_KNOB_INT(struct ll_ll_config, turn_cost_ratio, 100, 0, 1000,
 		    "a turn lasts at least this many times a handoff's measured idle time (0: off)"),
-	LL_KNOB_SPIN_DEFAULT(struct ll_own_config, LL_SPIN_YIELD),
-	LL_KNOB_INT(struct ll_own_config, pause_ns, 2000, 0, LL_OWN_MAX_PAUSE_NS,
+	LL_KNOB_SPIN_DEFAULT(struct ll_ll_config, LL_SPIN_YIELD),
+	LL_KNOB_INT(struct ll_ll_config, pause_ns, 2000, 0, LL_LL_MAX_PAUSE_NS,
 		    "the most a poller looks between PAUSEs before its waits of `spin`, ns "
 		    "(each lock adapts its budget below it; 0: none)"),
 };
 
-LL_OPS_ADAPTERS(own, ll_own_t)
+LL_OPS_ADAPTERS(ll, ll_ll_t)
 
-const struct ll_lock_ops ll_own_ops = {
+const struct ll_lock_ops ll_ll_ops = {
 	.name = "ll",
 	.summary = "locklab's mutex: CAS + plain-store unlock, bounded yielding pollers, one heir, "
 		   "FIFO parking lot, handoff after a turn scaled to the queue",
 	.flags = LL_ALGO_PARKS,
 	.knobs = knobs, .nknobs = LL_COUNT(knobs),
-	.config_size = sizeof(struct ll_own_config),
-	LL_OPS_FUNCS(own, ll_own_t),
+	.config_size = sizeof(struct ll_ll_config),
+	LL_OPS_FUNCS(ll, ll_ll_t),
 };

@@ -10,7 +10,7 @@
 #include <stdalign.h>
 #include <stdint.h>
 
-#include "locklab/futex.h"
+#include "locklab/locks/futex.h"
 #include "core/futex_sys.h"
 #include "locks/ll/park.h"
 

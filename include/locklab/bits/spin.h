@@ -1,0 +1,151 @@
+/* Support header: users include locklab/locklab.h and the other entry headers, not bits/. */
+/*
+ * bits/spin.h: how a spinning thread waits, and what that wait costs here.
+ *
+ * Every spinning algorithm takes the spin-wait instruction as a policy:
+ *   pause  the x86 PAUSE hint (yield on arm64): frees the pipeline for the
+ *          sibling hyper-thread and avoids the memory-order machine clear
+ *          when the awaited line changes.
+ *   none   a compiler barrier only: the tightest loop.
+ *   tas    a dummy atomic test-and-set on a private line: the spin-loop study's SPARC
+ *          choice, a serialising instruction that keeps the core idle.
+ *   yield  sched_yield(): gives the core to a runnable thread, such as a
+ *          preempted lock holder or the waiter whose turn it is in a FIFO
+ *          lock; the only policy that copes when threads outnumber cores.
+ *
+ * PAUSE's cost differs by an order of magnitude between CPU generations: a
+ * budget counted in PAUSEs means another time on another machine.
+ * ll_spin_calibrate() measures the cost of one wait per policy once per
+ * process so budgets can be given in nanoseconds and turned into iteration
+ * counts here.
+ */
+#ifndef LOCKLAB_SPIN_H
+#define LOCKLAB_SPIN_H
+
+#include "locklab/bits/api.h"
+
+#include <sched.h>
+#include <stdint.h>
+#include <time.h>
+
+#include "locklab/bits/monitor_hooks.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+enum ll_spin_policy { LL_SPIN_PAUSE = 0, LL_SPIN_NONE = 1, LL_SPIN_TAS = 2, LL_SPIN_YIELD = 3 };
+#define LL_SPIN_POLICIES 4
+
+/* Names of the policies in enum order, NULL-terminated (knob choices). */
+extern LL_API const char *const ll_spin_policy_names[];
+
+static inline void ll_cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__builtin_ia32_pause();
+#elif defined(__aarch64__)
+	__asm__ __volatile__("yield" ::: "memory");
+#else
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+#endif
+}
+
+/* One wait of the given policy (counted while a monitored wait is under way). */
+static inline void ll_spin_wait(unsigned policy)
+{
+	ll_mon_note_spin();
+	if (policy == LL_SPIN_PAUSE) {
+		ll_cpu_relax();
+	} else if (policy == LL_SPIN_TAS) {
+		/* A stack byte: the locked instruction never leaves this core's cache. */
+		unsigned char dummy = 0;
+		(void)__atomic_exchange_n(&dummy, 1, __ATOMIC_RELAXED);
+	} else if (policy == LL_SPIN_YIELD) {
+		sched_yield();
+	} else {
+		__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	}
+}
+
+/* Measure every policy's cost; idempotent, thread-safe, ~1 ms the first time. */
+LL_API void ll_spin_calibrate(void);
+
+/* Nanoseconds one ll_spin_wait(policy) takes on this machine (calibrates on first use). */
+LL_API double ll_spin_ns(unsigned policy);
+
+/* Waits of `policy` that take about `ns` nanoseconds; at least 1 when ns > 0. */
+LL_API uint32_t ll_spin_iters(unsigned policy, int64_t ns);
+
+/* CLOCK_MONOTONIC in ns: inline (vDSO) where <time.h> shows POSIX clocks. */
+LL_API uint64_t ll_now_ns_call(void);
+#ifdef CLOCK_MONOTONIC
+static inline uint64_t ll_now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+#else
+/* Strict ISO C (-std=c11 without _POSIX_C_SOURCE) hides the clocks: the library's copy. */
+static inline uint64_t ll_now_ns(void)
+{
+	return ll_now_ns_call();
+}
+#endif
+
+/* a + b, UINT64_MAX where it would wrap: deadlines computed from now. */
+static inline uint64_t ll_ns_add_sat(uint64_t a, uint64_t b)
+{
+	return b > UINT64_MAX - a ? UINT64_MAX : a + b;
+}
+
+/*
+ * A timespec (tv_nsec in [0, 1e9)) in ns on ll_now_ns()'s scale, saturated
+ * rather than wrapped: a time before the clock's zero (tv_sec < 0) is 0,
+ * long past; one beyond UINT64_MAX ns (18446744073.709551615 s, ~584 years
+ * of uptime) is UINT64_MAX, which the clock never reaches.  So every
+ * representable deadline keeps its side of now.  Timed paths only: the
+ * lock fast paths never convert.
+ */
+static inline uint64_t ll_timespec_ns(const struct timespec *ts)
+{
+	const uint64_t max_sec = UINT64_MAX / 1000000000u;
+	if (ts->tv_sec < 0)
+		return 0;
+	if ((uint64_t)ts->tv_sec > max_sec)
+		return UINT64_MAX;
+	/* Only max_sec itself can carry past UINT64_MAX (its first 709551615 ns fit). */
+	return ll_ns_add_sat((uint64_t)ts->tv_sec * 1000000000u, (uint64_t)ts->tv_nsec);
+}
+
+/* The inverse: ns on ll_now_ns()'s scale as a timespec (every uint64_t fits a 64-bit time_t). */
+static inline struct timespec ll_ns_timespec(uint64_t ns)
+{
+	struct timespec ts;
+	ts.tv_sec = (time_t)(ns / 1000000000u);
+	ts.tv_nsec = (long)(ns % 1000000000u);
+	return ts;
+}
+
+/* 1 if the CLOCK_MONOTONIC deadline has passed. */
+static inline int ll_deadline_passed(const struct timespec *abs_mono)
+{
+	return ll_now_ns() >= ll_timespec_ns(abs_mono);
+}
+
+/*
+ * timedlock for locks that cannot abandon a queued wait (ticket, MCS) or
+ * have nothing to abandon (TAS): poll try_fn(state) with spin waits until it
+ * returns 0, or ETIMEDOUT once the deadline has passed.
+ */
+LL_API int ll_spin_poll_until(int (*try_fn)(void *), void *state, unsigned policy,
+			      const struct timespec *abs_mono);
+
+/* Per-thread xorshift generator for randomised backoff and delays. */
+LL_API uint32_t ll_rand32(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
