@@ -111,7 +111,9 @@ static int fail(struct ll_error *err, int rc, const char *msg)
 
 int ll_watchdog_start(const struct ll_watchdog_config *cfg, struct ll_error *err)
 {
-	if (!cfg || cfg->threshold_ns == 0)
+	if (!cfg)
+		return fail(err, EINVAL, "no config (NULL)");
+	if (cfg->threshold_ns == 0)
 		return fail(err, EINVAL, "the threshold must be above 0");
 	struct ll_watchdog_config c = *cfg;
 	if (c.period_ns == 0)
