@@ -51,11 +51,14 @@ int ll_rw_partitioned_init(ll_rw_partitioned_t *l, const struct ll_rw_partitione
 	return 0;
 }
 
+/* Twice, or on a zeroed lock: no partitions, nothing to free. */
 void ll_rw_partitioned_destroy(ll_rw_partitioned_t *l)
 {
 	for (uint32_t i = 0; i < l->n; i++)
 		ll_rw_pthread_destroy(&l->parts[i].rw);
 	ll_mem_free(l->parts, sizeof(*l->parts) * l->n);
+	l->parts = NULL;
+	l->n = 0;
 }
 
 int ll_rw_partitioned_rdlock(ll_rw_partitioned_t *l)
@@ -73,6 +76,15 @@ int ll_rw_partitioned_timedrdlock(ll_rw_partitioned_t *l, const struct timespec 
 	return ll_rw_pthread_timedrdlock(&my_part(l)->rw, abs_mono);
 }
 
+/*
+ * A partition this writer holds: glibc's unlock itself (ll_rw_pthread_unlock's
+ * look for an unheld lock would be n loads the writer knows the answer of).
+ */
+static void part_release(ll_rw_partitioned_t *l, uint32_t i)
+{
+	pthread_rwlock_unlock(&l->parts[i].rw.rw);
+}
+
 /* Every partition in order (abs_mono NULL: wait; try: do not); on failure none is kept. */
 static int wr(ll_rw_partitioned_t *l, const struct timespec *abs_mono, int try)
 {
@@ -82,7 +94,7 @@ static int wr(ll_rw_partitioned_t *l, const struct timespec *abs_mono, int try)
 			     : abs_mono ? ll_rw_pthread_timedwrlock(p, abs_mono) : ll_rw_pthread_wrlock(p);
 		if (rc) {
 			while (i--)
-				ll_rw_pthread_unlock(&l->parts[i].rw);
+				part_release(l, i);
 			return rc;
 		}
 	}
@@ -111,7 +123,7 @@ int ll_rw_partitioned_unlock(ll_rw_partitioned_t *l)
 	if (atomic_load_explicit(&l->writer, memory_order_relaxed)) {
 		atomic_store_explicit(&l->writer, 0, memory_order_relaxed);
 		for (uint32_t i = l->n; i--;)
-			ll_rw_pthread_unlock(&l->parts[i].rw);
+			part_release(l, i);
 		return 0;
 	}
 	return ll_rw_pthread_unlock(&my_part(l)->rw);
