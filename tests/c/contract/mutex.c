@@ -1,8 +1,8 @@
 /*
  * mutex.c: test_contract mutex, for every algorithm of the registry: an
- * unlock of a lock nobody holds leaves it free and usable, destroy is
- * harmless twice and on a zeroed lock, a destroyed lock (or one whose init
- * failed) answers as locklab.h says.
+ * unlock of a lock nobody holds leaves it free and usable, destroy (the
+ * generic one and the ops table's) is harmless twice and on a zeroed lock,
+ * a destroyed lock (or one whose init failed) answers as locklab.h says.
  */
 #include <errno.h>
 #include <signal.h>
@@ -110,6 +110,14 @@ static void destroy(const struct ll_lock_ops *ops)
 	memset(&m, 0, sizeof(m));
 	ll_mutex_destroy(&m);
 	ll_mutex_destroy(&m);
+	/* The table's own destroy, as the swapper calls it on its slots: twice, and zeroed. */
+	int64_t config[LL_CONFIG_MAX];
+	ll_config_defaults(ops, config);
+	CHECK(ops->init(m.state, config) == 0, "%s: ops->init", name);
+	ops->destroy(m.state);
+	ops->destroy(m.state);
+	memset(m.state, 0, sizeof(m.state));
+	ops->destroy(m.state);
 
 	CHECK(ll_mutex_init_opts(&m, ops, NULL, &err) == 0, "%s: %s", name, err.msg);
 	ll_mutex_lock(&m);

@@ -1,8 +1,8 @@
 /*
  * rwlock.c: test_contract rwlock, for every rwlock of the registry: unlock
- * of an rwlock nobody holds is EPERM and leaves it usable, destroy is
- * harmless twice and on a zeroed lock, a destroyed rwlock (or one whose
- * init failed) answers EINVAL to every call.
+ * of an rwlock nobody holds is EPERM and leaves it usable, destroy (the
+ * generic one and the ops table's) is harmless twice and on a zeroed lock,
+ * a destroyed rwlock (or one whose init failed) answers EINVAL to every call.
  */
 #include <errno.h>
 #include <string.h>
@@ -109,6 +109,14 @@ static void destroy(const struct ll_rwlock_ops *ops)
 	memset(&rw, 0, sizeof(rw));
 	ll_rwlock_destroy(&rw);
 	ll_rwlock_destroy(&rw);
+	/* The table's own destroy, as the swapper calls it on its slots: twice, and zeroed. */
+	int64_t config[LL_CONFIG_MAX];
+	ll_rwlock_config_defaults(ops, config);
+	CHECK(ops->init(rw.state, config) == 0, "%s: ops->init", name);
+	ops->destroy(rw.state);
+	ops->destroy(rw.state);
+	memset(rw.state, 0, sizeof(rw.state));
+	ops->destroy(rw.state);
 
 	CHECK(ll_rwlock_init_opts(&rw, ops, NULL, &err) == 0, "%s: %s", name, err.msg);
 	CHECK(ll_rwlock_timedrdlock(&rw, NULL) == EINVAL, "%s: timedrdlock without a deadline",
