@@ -30,6 +30,7 @@
 
 #include "preload/arena.h"
 #include "preload/glibc.h"
+#include "preload/stderr.h"
 
 #define likely(x) __builtin_expect(!!(x), 1)
 #define unlikely(x) __builtin_expect(!!(x), 0)
