@@ -45,13 +45,13 @@ tsan: build-tsan/build.ninja
 	cd build-tsan && ctest -j$(JOBS) --output-on-failure
 
 # AddressSanitizer and UndefinedBehaviorSanitizer (a report fails the test) on the
-# C API's edges, every algorithm (test_contract: NULL arguments, unheld, destroyed
+# C API's edges, every algorithm (test_api_contract: NULL arguments, unheld, destroyed
 # locks), and on what parses and copies caller-given sizes: knob lists and configs
 # (a caller's own ops table, test_locks config).  Configured every time: a folder
 # configured with other sanitizers takes these.
 asan:
 	cmake -S . -B build-asan -G Ninja -DLL_WERROR=ON -DLL_SANITIZE=address,undefined
-	cmake --build build-asan --target test_locks test_contract
+	cmake --build build-asan --target test_locks test_api_contract
 	cd build-asan && ctest -j$(JOBS) --output-on-failure -R '^(config|nested|contract/.*)$$'
 
 pytest: setup

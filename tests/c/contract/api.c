@@ -1,5 +1,5 @@
 /*
- * api.c: test_contract api, every entry point of the five entry headers
+ * api.c: test_api_contract api, every entry point of the five entry headers
  * with NULL where it takes a pointer: the documented answer, never a crash.
  *
  * Skipped, as the headers document them undefined (locklab.h: the lock calls

@@ -1,16 +1,16 @@
 /*
- * main.c: test_contract, the library's promises at its edges (locklab.h:
+ * main.c: test_api_contract, the library's promises at its edges (locklab.h:
  * the contract), built with AddressSanitizer and UndefinedBehaviorSanitizer
  * by `make asan` as well as plainly:
  *
- *   test_contract mutex    every mutex algorithm: unlock of a lock nobody
- *                          holds, destroy twice, of a zeroed lock, calls on a
- *                          destroyed lock, a failed init
- *   test_contract rwlock   the same for every rwlock (EPERM, EINVAL)
- *   test_contract api      every entry point of locklab.h, rwlock.h, gate.h,
- *                          monitor.h and ops.h with NULL where it takes a
- *                          pointer (those documented as undefined are named,
- *                          skipped)
+ *   test_api_contract mutex   every mutex algorithm: unlock of a lock nobody
+ *                             holds, destroy twice, of a zeroed lock, calls on
+ *                             a destroyed lock, a failed init
+ *   test_api_contract rwlock  the same for every rwlock (EPERM, EINVAL)
+ *   test_api_contract api     every entry point of locklab.h, rwlock.h, gate.h,
+ *                             monitor.h and ops.h with NULL where it takes a
+ *                             pointer (those documented as undefined are
+ *                             named, skipped)
  */
 #include <errno.h>
 #include <fcntl.h>

@@ -1,5 +1,5 @@
 /*
- * mutex.c: test_contract mutex, for every algorithm of the registry: an
+ * mutex.c: test_api_contract mutex, for every algorithm of the registry: an
  * unlock of a lock nobody holds leaves it free and usable, destroy (the
  * generic one and the ops table's) is harmless twice and on a zeroed lock,
  * a destroyed lock (or one whose init failed) answers as locklab.h says.

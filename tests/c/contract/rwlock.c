@@ -1,5 +1,5 @@
 /*
- * rwlock.c: test_contract rwlock, for every rwlock of the registry: unlock
+ * rwlock.c: test_api_contract rwlock, for every rwlock of the registry: unlock
  * of an rwlock nobody holds is EPERM and leaves it usable, destroy (the
  * generic one and the ops table's) is harmless twice and on a zeroed lock,
  * a destroyed rwlock (or one whose init failed) answers EINVAL to every call.

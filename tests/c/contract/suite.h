@@ -1,5 +1,5 @@
 /*
- * suite.h: the cases of test_contract (one file each) and what they share.
+ * suite.h: the cases of test_api_contract (one file each) and what they share.
  * The contract they hold the library to is written in locklab/locklab.h
  * and locklab/rwlock.h; every algorithm is taken from the registry, so one
  * registered later is held to it the moment it is.
