@@ -60,6 +60,20 @@ void pl_stderr_keep(int copy)
 		close(fd);   /* another thread kept one first */
 }
 
+void pl_write_all(int fd, const void *p, size_t len)
+{
+	const char *c = p;
+	while (len) {
+		ssize_t w = write(fd, c, len);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return;
+		c += w;
+		len -= (size_t)w;
+	}
+}
+
 void pl_stderr_write(const void *p, size_t len)
 {
 	if (atomic_load(&kept.state) == 0)
@@ -72,14 +86,5 @@ void pl_stderr_write(const void *p, size_t len)
 		if (!is_stderr(fd))
 			return;
 	}
-	const char *c = p;
-	while (len) {
-		ssize_t w = write(fd, c, len);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return;
-		c += w;
-		len -= (size_t)w;
-	}
+	pl_write_all(fd, p, len);
 }

@@ -1,9 +1,9 @@
 /*
- * stderr.h: where the preloaded libraries (liblocklab-prof.so,
- * liblocklab-swap.so) write their messages and stderr reports: to the
- * stderr the program had when the library loaded, never to a descriptor the
- * program owns now.  A program that closes fd 2 and opens a data file, which
- * becomes fd 2, must not find a report appended to its data.
+ * stderr.h: how the preloaded libraries (liblocklab-prof.so,
+ * liblocklab-swap.so) write: whole writes, and their messages and stderr
+ * reports to the stderr the program had when the library loaded, never to a
+ * descriptor the program owns now.  A program that closes fd 2 and opens a
+ * data file, which becomes fd 2, must not find a report appended to its data.
  *
  *   at load     the file fd 2 is (device, inode) is recorded; a library that
  *               will write a report at exit also keeps a private duplicate,
@@ -24,6 +24,8 @@
 
 #include <stddef.h>
 
+/* All of p to fd, through EINTR; gives up on an error. */
+void pl_write_all(int fd, const void *p, size_t len);
 /* Record what fd 2 is (once), and with copy keep the duplicate (once). */
 void pl_stderr_keep(int copy);
 /* All of p to the stderr of load time, or nothing (above); through EINTR. */

@@ -1,6 +1,6 @@
 /*
  * config.c: the profiler's configuration, read once from the environment, and
- * what every part of it shares: the clock, one-line messages, whole writes.
+ * what every part of it shares: the clock, one-line messages.
  *
  * Environment (the CLI sets these; alone with LD_PRELOAD the defaults give a
  * text report on stderr at exit):
@@ -190,19 +190,6 @@ void prof_config_load(void)
 	/* The run starts at the first lock call, which can precede our constructor. */
 	if (!prof_start_ns)
 		prof_start_ns = prof_last_dump_ns = prof_now();
-}
-
-void prof_write_all(int fd, const char *p, size_t n)
-{
-	while (n) {
-		ssize_t w = write(fd, p, n);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return;
-		p += w;
-		n -= (size_t)w;
-	}
 }
 
 void prof_expand_path(const char *tmpl, char *out, size_t len)

@@ -43,7 +43,7 @@ static int write_file(const char *path, const struct prof_buf *b, int append)
 	int fd = open(path, flags, 0644);
 	if (fd < 0)
 		return -1;
-	prof_write_all(fd, b->p, b->len);
+	pl_write_all(fd, b->p, b->len);
 	close(fd);
 	return 0;
 }
