@@ -37,7 +37,8 @@ static void destroyed_nothing(void *state)
 static void destroyed_lock(void *state)
 {
 	(void)state;
-	fputs("locklab: ll_mutex_lock on a destroyed ll_mutex_t (or one whose init failed)\n", stderr);
+	fputs("locklab: ll_mutex_lock on a destroyed ll_mutex_t (or one whose init failed)\n",
+	      stderr);
 	abort();
 }
 
@@ -70,7 +71,7 @@ static void mark_destroyed(ll_mutex_t *m)
 }
 
 /* EINVAL with err set when there is no lock or no table to init it with. */
-static int init_args_ok(ll_mutex_t *m, const struct ll_lock_ops *ops, struct ll_error *err)
+static int init_refused(ll_mutex_t *m, const struct ll_lock_ops *ops, struct ll_error *err)
 {
 	if (m && ops)
 		return 0;
@@ -85,7 +86,7 @@ int ll_mutex_init_config_at(ll_mutex_t *m, const struct ll_lock_ops *ops, const 
 {
 	int64_t defaults[LL_CONFIG_MAX];
 
-	if (init_args_ok(m, ops, NULL))
+	if (init_refused(m, ops, NULL))
 		return EINVAL;
 	if (ops_fit(ops, NULL)) {
 		mark_destroyed(m);
@@ -123,7 +124,7 @@ int ll_mutex_init_opts_at(ll_mutex_t *m, const struct ll_lock_ops *ops, const ch
 {
 	int64_t config[LL_CONFIG_MAX];
 
-	int rc = init_args_ok(m, ops, err);
+	int rc = init_refused(m, ops, err);
 	if (!rc)
 		rc = ops_fit(ops, err);
 	if (!rc) {

@@ -51,7 +51,7 @@ static const struct ll_rwlock_ops destroyed_ops = {
 };
 
 /* EINVAL with err set when there is no rwlock or no table; a failed init leaves rw destroyed. */
-static int init_fails(ll_rwlock_t *rw, const struct ll_rwlock_ops *ops, struct ll_error *err)
+static int init_refused(ll_rwlock_t *rw, const struct ll_rwlock_ops *ops, struct ll_error *err)
 {
 	if (rw && ops)
 		return 0;
@@ -65,7 +65,7 @@ int ll_rwlock_init_config(ll_rwlock_t *rw, const struct ll_rwlock_ops *ops, cons
 {
 	int64_t defaults[LL_CONFIG_MAX];
 
-	if (init_fails(rw, ops, NULL))
+	if (init_refused(rw, ops, NULL))
 		return EINVAL;
 	if (ops_fit(ops, NULL)) {
 		rw->ops = &destroyed_ops;
@@ -86,7 +86,7 @@ int ll_rwlock_init_opts(ll_rwlock_t *rw, const struct ll_rwlock_ops *ops, const 
 {
 	int64_t config[LL_CONFIG_MAX];
 
-	int rc = init_fails(rw, ops, err);
+	int rc = init_refused(rw, ops, err);
 	if (!rc)
 		rc = ops_fit(ops, err);
 	if (!rc) {
