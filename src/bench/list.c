@@ -93,6 +93,11 @@ static void print_text(const struct entry *e, const void *config)
 	}
 }
 
+static const char *json_bool(unsigned flag)
+{
+	return flag ? "true" : "false";
+}
+
 static void print_json(const struct entry *e, const void *config)
 {
 	char val[64];
@@ -106,8 +111,9 @@ static void print_json(const struct entry *e, const void *config)
 	fputs(",\"built\":true,\"summary\":", stdout);
 	json_string(stdout, e->summary);
 	if (!is_kind(e, "gate")) /* a gate neither parks nor spins: its policy's summary says how it waits */
-		printf(",\"parks\":%s,\"fifo\":%s", e->flags & LL_ALGO_PARKS ? "true" : "false",
-		       e->flags & LL_ALGO_FIFO ? "true" : "false");
+		printf(",\"parks\":%s,\"fifo\":%s,\"spins\":%s,\"glibc\":%s",
+		       json_bool(e->flags & LL_ALGO_PARKS), json_bool(e->flags & LL_ALGO_FIFO),
+		       json_bool(e->flags & LL_ALGO_SPINS), json_bool(e->flags & LL_ALGO_GLIBC));
 	fputs(",\"knobs\":[", stdout);
 	for (size_t k = 0; k < e->nknobs; k++) {
 		const struct ll_knob *kn = &e->knobs[k];

@@ -38,6 +38,21 @@ def test_list_json_has_knobs_with_defaults():
     assert algos["futex"]["parks"]
 
 
+def test_list_json_says_how_each_lock_waits():
+    """parks, spins, fifo and glibc: the ops tables' flags, one of parks and spins each."""
+    out = locklab("list", "--json")
+    assert out.returncode == 0, out.stderr
+    listed = [a for a in json.loads(out.stdout)
+              if a.get("built") and a.get("kind") in ("mutex", "rwlock")]
+    for a in listed:
+        assert a["parks"] != a["spins"], a["name"]
+    algos = {(a["kind"], a["name"]): a for a in listed}
+    glibc = {key for key, a in algos.items() if a["glibc"]}
+    assert glibc == {("mutex", "pthread"), ("mutex", "pthread-adaptive"), ("rwlock", "pthread")}
+    assert algos["mutex", "mcs"]["spins"] and algos["mutex", "mcs"]["fifo"]
+    assert algos["mutex", "futex"]["parks"] and not algos["mutex", "futex"]["spins"]
+
+
 RWLOCKS = ["pthread", "ll", "partitioned", "innodb56-rw", "bravo"]
 
 
