@@ -1,12 +1,15 @@
 /*
  * rwlock.c: the pthread_rwlock_* entry points.
  *
- * Without LOCKLAB_SWAP_RWLOCK, pthread_rwlock_t stays glibc's: each call goes
- * to glibc's function, and with the stats on, inits and successful
- * acquisitions are counted (per thread, like the mutexes').  With it, every
- * pthread_rwlock_t but a process-shared one is served by that rwlock of
- * liblocklab, in a slot of the slab (one 64-byte line: every rwlock's state
- * is 40 to 56 bytes, and glibc's 56 must keep room for what POSIX needs):
+ * Without LOCKLAB_SWAP_RWLOCK or _RWLOCK_FOR, pthread_rwlock_t stays glibc's:
+ * each call goes to glibc's function, and with the stats on, inits and
+ * successful acquisitions are counted (per thread, like the mutexes').  With
+ * them, every pthread_rwlock_t but a process-shared one gets an rwlock class
+ * (swap.h): LOCKLAB_SWAP_RWLOCK's, a site's of LOCKLAB_SWAP_RWLOCK_FOR, or, with
+ * sites alone, glibc's mark (glibc's for its life); a swapped one is served
+ * by its class's rwlock of liblocklab, in a slot of the slab (one 64-byte
+ * line: every rwlock's state is 40 to 56 bytes, and glibc's 56 must keep room
+ * for what POSIX needs):
  *
  *   offset  glibc's field        ours
  *    0      __readers, __writers the slot: NULL until first use, CASed in once
@@ -15,11 +18,16 @@
  *                                (written by the holder only): EDEADLK, EBUSY
  *   28      __shared             glibc's, never written: a process-shared lock
  *                                is glibc's for its life
+ *   40      __pad2               its class with sites: NULL until chosen (at
+ *                                init, or at first use), then set once
  *   48      __flags              glibc's kind, never written: a
- *                                writer-nonrecursive lock gets swap_rw.recipe[1]
+ *                                writer-nonrecursive lock gets its class's
+ *                                recipe[1]
  *
- * pthread_rwlock_init is glibc's (it zeroes the rest): no slot until first
- * use, so a static initializer's lock and an initialised one start alike.
+ * pthread_rwlock_init is glibc's (it zeroes the rest), then with sites names
+ * the lock and sets its class: no slot until first use, so a static
+ * initializer's lock and an initialised one start alike.  Without sites every
+ * rwlock's class is the rest's, and the lock's class word is not used.
  * A call from inside an algorithm (partitioned's and pthread's glibc
  * rwlocks) or our set-up is glibc's (swap_tls.busy), the latter answered
  * with success before glibc's function is known (GLIBC_CALL).
@@ -28,13 +36,18 @@
 
 #include "swap.h"
 
+#include "preload/handoff.h"
+
+#pragma weak locklab_prof_init_caller
+
 struct swap_rwlock {
 	void *slot;
 	unsigned gen;
 	unsigned glibc_writers_futex, glibc_pad3, glibc_pad4;
 	int writer;
 	int shared;
-	unsigned char glibc_elision[16];
+	unsigned char glibc_elision[8];
+	struct swap_rwclass *cls;
 	unsigned flags;
 	unsigned glibc_pad5;
 };
@@ -45,6 +58,8 @@ _Static_assert(offsetof(struct swap_rwlock, shared) ==
 	       offsetof(pthread_rwlock_t, __data.__shared), "__shared where glibc keeps it");
 _Static_assert(offsetof(struct swap_rwlock, flags) ==
 	       offsetof(pthread_rwlock_t, __data.__flags), "__flags where glibc keeps it");
+_Static_assert(offsetof(struct swap_rwlock, cls) ==
+	       offsetof(pthread_rwlock_t, __data.__pad2), "__pad2 where glibc zeroes it");
 
 static inline struct swap_rwlock *SR(pthread_rwlock_t *l) { return (struct swap_rwlock *)l; }
 
@@ -53,22 +68,47 @@ static inline struct swap_lockref lockref(struct swap_rwlock *s)
 	return (struct swap_lockref){ &s->slot, &s->gen };
 }
 
-/* The lock's recipe, by its kind (written by init before the lock is shared). */
-static inline const struct swap_recipe *recipe_of(const struct swap_rwlock *s)
+/* The class of a lock getting one at its first use (a static initializer's,
+ * or zeroed memory's): racing first users agree by CAS. */
+static __attribute__((noinline)) struct swap_rwclass *class_chosen_now(struct swap_rwlock *s)
+{
+	/* Relaxed: a class is a pointer to configuration complete since the set-up. */
+	struct swap_rwclass *c = NULL, *mine = swap_rw_choose(s, 0);
+	if (__atomic_compare_exchange_n(&s->cls, &c, mine, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
+		swap_rw_chosen(mine);
+		return mine;
+	}
+	return c;
+}
+
+/* The lock's class: the rest's without sites, else its own. */
+static inline struct swap_rwclass *class_of(struct swap_rwlock *s)
+{
+	if (likely(!swap_hot.rw_nsites))
+		return swap_hot.rw_rest;
+	struct swap_rwclass *c = __atomic_load_n(&s->cls, __ATOMIC_RELAXED);
+	return likely(c != NULL) ? c : class_chosen_now(s);
+}
+
+/* The lock's recipe, by its class and kind (written by init before the lock is
+ * shared). */
+static inline const struct swap_recipe *recipe_of(struct swap_rwlock *s)
 {
 	int nonrec = __atomic_load_n(&s->flags, __ATOMIC_RELAXED) ==
 		     PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP;
-	return &swap_rw.recipe[nonrec];
+	return &class_of(s)->recipe[nonrec];
 }
 
-/* glibc's: no rwlock named, inside an algorithm or our set-up, or process-shared
- * (__shared is written by init before the lock is shared). */
+/* glibc's: no rwlock swapped, inside an algorithm or our set-up, process-shared
+ * (__shared is written by init before the lock is shared), or of glibc's class. */
 static inline int rw_glibcs(pthread_rwlock_t *l)
 {
 	if (unlikely(!atomic_load_explicit(&swap_config_ready, memory_order_acquire)) &&
 	    !swap_tls.busy)
 		swap_config_load();
-	return !swap_hot.rw_ops || swap_tls.busy || __atomic_load_n(&SR(l)->shared, __ATOMIC_RELAXED);
+	return !swap_hot.rw_rest || swap_tls.busy ||
+	       __atomic_load_n(&SR(l)->shared, __ATOMIC_RELAXED) ||
+	       class_of(SR(l)) == RW_GLIBC_CLASS;
 }
 
 static inline int rw_counted(int r)
@@ -128,7 +168,7 @@ static int rw_acquire(pthread_rwlock_t *l, int write, enum swap_how how, clockid
 	if (swap_stale(&s->gen))
 		swap_slot_repair(lockref(s), recipe_of(s), how, clk, abs);
 	void *p = slot_of(s);
-	const struct ll_rwlock_ops *o = swap_hot.rw_ops;
+	const struct ll_rwlock_ops *o = class_of(s)->ops;
 	int rc, contended = 0;
 	swap_tls.busy++;
 	if (how == H_TRY) {
@@ -161,7 +201,18 @@ EXPORT int SWAPPED(pthread_rwlock_init)(pthread_rwlock_t *l, const pthread_rwloc
 	int r = GLIBC_CALL(rw_init, 0, l, a);
 	if (r || swap_tls.busy)
 		return r;
-	swap_note_rwlock_init(SR(l)->shared);
+	struct swap_rwlock *s = SR(l);
+	swap_configured();
+	swap_note_rwlock_init(s->shared);
+	if (swap_hot.rw_nsites && !s->shared) {
+		/* Behind the profiler, our caller is the profiler: it says whose call this is. */
+		uintptr_t pc = locklab_prof_init_caller ? locklab_prof_init_caller() : 0;
+		struct swap_rwclass *c =
+			swap_rw_choose(l, pc ? pc : (uintptr_t)__builtin_return_address(0));
+		/* Relaxed: the program publishes the lock after its init. */
+		__atomic_store_n(&s->cls, c, __ATOMIC_RELAXED);
+		swap_rw_chosen(c);
+	}
 	return 0;
 }
 
@@ -195,7 +246,7 @@ EXPORT int SWAPPED(pthread_rwlock_unlock)(pthread_rwlock_t *l)
 	if (mine)
 		rw_set_writer(s, 0);
 	swap_tls.busy++;
-	int rc = swap_hot.rw_ops->unlock(p);
+	int rc = class_of(s)->ops->unlock(p);
 	swap_tls.busy--;
 	return rc;
 }
