@@ -247,3 +247,35 @@ def test_a_cpp_programs_sites_match_as_the_profiler_prints_them(tmp_path):
     matched = {s["site"]: s["matched"] for s in st["lock_for"]}
     assert matched["cppsites`_ZN3cfg3bigE"] == 1 and matched["cppsites`cfg::big"] == 0
     assert sum(n for s, n in matched.items() if s.startswith("cppsites`_ZN4pool4make")) == 8
+
+
+PLANTED = ROOT / "tests" / "c" / "prof" / "planted.c"
+
+
+def test_an_rwlock_alone_is_swapped_by_its_profile_name(tmp_path):
+    """--rwlock-for: the rwlock the profiler names gets the rwlock given, every other
+    rwlock and every mutex stays glibc's; a site no rwlock has is said after the run."""
+    exe = tmp_path / "planted"
+    subprocess.run(["cc", "-O2", "-g", "-pthread", str(PLANTED), "-o", str(exe)], check=True)
+    out = tmp_path / "p.json"
+    res = locklab("profile", "--json", "-o", out, "--", exe, "0.3", "2")
+    assert res.returncode == 0, res.stderr
+    rwlocks = [lk["name"] for lk in json.loads(out.read_text())["processes"][0]["locks"]
+               if lk["kind"] == "rwlock"]
+    assert rwlocks == ["planted`table_rw"], rwlocks
+    stats = tmp_path / "stats.jsonl"
+    res = locklab("run", "--rwlock-for", "planted`table_rw=bravo", "--rwlock-for",
+                  "planted`no_such_rwlock=ll", "--stats-json", stats, "--", exe, "0.3", "2")
+    assert res.returncode == 0, res.stderr
+    st = json.loads(stats.read_text())
+    assert st["lock"] is None and st["mutexes"] == 0   # the mutexes: glibc's
+    assert st["rwlock_for"] == [
+        {"site": "planted`table_rw", "lock": "bravo", "lock_opts": "", "matched": 1},
+        {"site": "planted`no_such_rwlock", "lock": "ll", "lock_opts": "", "matched": 0}]
+    assert st["rwlocks"]["lock"] is None and st["rwlocks"]["swapped"] == 1
+    warned = [ln for ln in res.stderr.splitlines() if "matched no" in ln]
+    assert warned == ["locklab: run: --rwlock-for site 'planted`no_such_rwlock' matched no "
+                      "rwlock in its process (a site is a lock's name as `locklab profile` "
+                      "prints it)"]
+    line = one_line_error(locklab("run", "--rwlock-for", "planted`table_rw=ticket", "--", exe))
+    assert "rwlock-for 'planted`table_rw=ticket': unknown rwlock 'ticket'" in line
