@@ -4,8 +4,8 @@ nothing stored; dry run, Ctrl-C and --resume, a server under a load command, and
 the report of an advise run.
 
 The planted program (tests/c/advise/hot_cold.c): eight workers on one mutex with a
-section of a few nanoseconds, and two keepers taking a second mutex in turn and
-sleeping 200 us holding it."""
+section of a few nanoseconds until they have done SECTIONS between them, and two
+keepers taking a second mutex in turn and sleeping 200 us holding it."""
 import json
 import os
 import signal
@@ -26,8 +26,8 @@ from locklab.advise.workloads import COLLAPSED, command_for
 ROOT = Path(__file__).resolve().parents[2]
 HOT_COLD = ROOT / "tests" / "c" / "advise" / "hot_cold.c"
 HOT, COLD = "hot_cold`hot_lock", "hot_cold`cold_lock"
-# Small enough for the suite: the planted run's passes, and a worker's iterations.
-PASSES, ITERS = "5", "1000000"
+# Small enough for the suite: the planted run's passes, and the hot sections of a run.
+PASSES, SECTIONS = "6", "8000000"
 
 
 @pytest.fixture(autouse=True)
@@ -184,8 +184,8 @@ def test_dry_run_runs_native_once_and_stores_nothing(tmp_path, hot_cold):
 def test_the_planted_hot_lock_is_swapped_and_the_cold_one_kept(tmp_path, hot_cold):
     db = tmp_path / "a.db"
     began = time.monotonic()
-    out = locklab("advise", "--db", db, "--json", "--passes", PASSES, "--locks", "ll,futex",
-                  "--", hot_cold, "8", ITERS, timeout=600)
+    out = locklab("advise", "--db", db, "--json", "--passes", PASSES, "--locks",
+                  "ll,tas:spin=yield", "--", hot_cold, "8", SECTIONS, timeout=600)
     took = time.monotonic() - began
     assert out.returncode == 0, out.stderr
     doc = json.loads(out.stdout)
@@ -193,7 +193,8 @@ def test_the_planted_hot_lock_is_swapped_and_the_cold_one_kept(tmp_path, hot_col
     assert hot["lock"] == HOT and cold["lock"] == COLD, doc["locks"]
     assert hot["kind"] == "mutex" and hot["wait_share"] > cold["wait_share"] >= 0.05
     assert hot["verdict"] == "swap" and hot["ci_low"] > 1, hot
-    assert hot["command"] == f"locklab run --lock-for '{HOT}={hot['best']}' -- {hot_cold} 8 {ITERS}"
+    assert hot["command"] == \
+        f"locklab run --lock-for '{HOT}={hot['best']}' -- {hot_cold} 8 {SECTIONS}"
     assert cold["verdict"] == "keep", cold
     (whole,) = doc["whole"]
     assert whole["kind"] == "mutex" and whole["best"] == hot["best"]
@@ -223,7 +224,7 @@ def test_the_planted_hot_lock_is_swapped_and_the_cold_one_kept(tmp_path, hot_col
 def test_interrupted_then_resumed(tmp_path, hot_cold):
     db = tmp_path / "a.db"
     cmd = [sys.executable, "-m", "locklab.cli", "advise", "--db", str(db), "--passes", "3",
-           "--locks", "futex", "--", str(hot_cold), "2", "20000"]
+           "--locks", "futex", "--", str(hot_cold), "2", "2000000"]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 300
     while time.monotonic() < deadline and len(rows_or_none(db)) < 5:
