@@ -7,7 +7,6 @@ The planted program (tests/c/advise/hot_cold.c): eight workers on one mutex with
 section of a few nanoseconds until they have done SECTIONS between them, and two
 keepers taking a second mutex in turn and sleeping 200 us holding it."""
 import json
-import os
 import signal
 import socket
 import subprocess
@@ -17,8 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import locklab, one_line_error, rows
-from locklab import native
+from conftest import built_program, locklab, one_line_error, rows, skip_unless_built
 from locklab.advise import plan, verdict
 from locklab.advise.plan import BASELINE, PASS, WHOLE, Variant
 from locklab.advise.workloads import COLLAPSED, command_for
@@ -32,16 +30,12 @@ PASSES, SECTIONS = "6", "8000000"
 
 @pytest.fixture(autouse=True)
 def _built():
-    for lib in ("liblocklab-swap.so", "liblocklab-prof.so"):
-        if not (native.native_dir() / lib).is_file():
-            pytest.skip(f"{lib} not built (sanitized build)")
+    skip_unless_built("liblocklab-swap.so", "liblocklab-prof.so")
 
 
 @pytest.fixture(scope="module")
 def hot_cold(tmp_path_factory):
-    exe = tmp_path_factory.mktemp("hot_cold") / "hot_cold"
-    subprocess.run(["cc", "-O2", "-g", "-pthread", str(HOT_COLD), "-o", str(exe)], check=True)
-    return exe
+    return built_program(tmp_path_factory, HOT_COLD)
 
 
 def spec_of(locks, higher=False, passes=3, candidates=("ll", "futex")):
@@ -149,7 +143,7 @@ def test_the_profile_ranked_and_the_locks_kept():
     (["--load", "true", "--", "true"], "--ready-port PORT or --ready-regex RE"),
     (["--clients", "4", "--", "true"], "--clients is for --program"),
     (["--locks", "nope", "--", "true"], "--locks nope: unknown lock 'nope'"),
-    (["--passes", "1", "--", "true"], "1 is out of range (valid: 2-1000)"),
+    (["--passes", "2", "--", "true"], "2 is out of range (valid: 3-1000"),
     ([], "no command to advise on"),
 ])
 def test_bad_input_is_one_line_and_nothing_stored(tmp_path, args, needle):
@@ -283,7 +277,7 @@ def test_a_server_under_its_load_command(tmp_path):
         s.bind(("127.0.0.1", 0))
         port = str(s.getsockname()[1])
     db = tmp_path / "a.db"
-    out = locklab("advise", "--db", db, "--json", "--passes", "2", "--ready-regex", "^serving",
+    out = locklab("advise", "--db", db, "--json", "--passes", "3", "--ready-regex", "^serving",
                   "--load", f"{sys.executable} {tmp_path / 'load.py'} {port}",
                   "--metric", r"requests/s: ([\d.]+)", "--higher",
                   "--", sys.executable, tmp_path / "server.py", port, timeout=600)
@@ -291,7 +285,7 @@ def test_a_server_under_its_load_command(tmp_path):
     doc = json.loads(out.stdout)
     assert doc["workload"] == "server" and doc["higher_is_better"]
     points = [p for p in rows(db) if p["workload"] == BASELINE]
-    assert len(points) == 2 and all(p["ok"] and p["metric"] > 0 for p in points)
+    assert len(points) == 3 and all(p["ok"] and p["metric"] > 0 for p in points)
     # Every server was stopped: nothing listens on its port any more.
     with pytest.raises(OSError):
         socket.create_connection(("127.0.0.1", int(port)), timeout=1).close()

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import locklab, one_line_error
+from conftest import built_program, locklab, one_line_error, skip_unless_built
 from locklab import native
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -22,16 +22,12 @@ ALL = 1 + NCOLD + NPOOL + NSPARE
 
 @pytest.fixture(autouse=True)
 def _built():
-    for lib in ("liblocklab-swap.so", "liblocklab-prof.so"):
-        if not (native.native_dir() / lib).is_file():
-            pytest.skip(f"{lib} not built (sanitized build)")
+    skip_unless_built("liblocklab-swap.so", "liblocklab-prof.so")
 
 
 @pytest.fixture(scope="module")
 def sites(tmp_path_factory):
-    exe = tmp_path_factory.mktemp("sites") / "sites"
-    subprocess.run(["cc", "-O2", "-g", "-pthread", str(SITES), "-o", str(exe)], check=True)
-    return exe
+    return built_program(tmp_path_factory, SITES)
 
 
 @pytest.fixture(scope="module")
@@ -252,11 +248,10 @@ def test_a_cpp_programs_sites_match_as_the_profiler_prints_them(tmp_path):
 PLANTED = ROOT / "tests" / "c" / "prof" / "planted.c"
 
 
-def test_an_rwlock_alone_is_swapped_by_its_profile_name(tmp_path):
+def test_an_rwlock_alone_is_swapped_by_its_profile_name(tmp_path, tmp_path_factory):
     """--rwlock-for: the rwlock the profiler names gets the rwlock given, every other
     rwlock and every mutex stays glibc's; a site no rwlock has is said after the run."""
-    exe = tmp_path / "planted"
-    subprocess.run(["cc", "-O2", "-g", "-pthread", str(PLANTED), "-o", str(exe)], check=True)
+    exe = built_program(tmp_path_factory, PLANTED)
     out = tmp_path / "p.json"
     res = locklab("profile", "--json", "-o", out, "--", exe, "0.3", "2")
     assert res.returncode == 0, res.stderr

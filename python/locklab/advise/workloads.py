@@ -155,9 +155,17 @@ class Workload:
         found = Dumps(str(dumps))
         return outcome, [read_json(p) for p in found.finals("json")]
 
-    def figure_of(self, text: str, wall_s: float, what: str) -> Outcome:
-        """The figure of a run that ended well: the metric in TEXT (WHAT's output), or
+    def ended(self, status: int | None, wall_s: float, limit: float | None, output: Path,
+              what: str) -> Outcome:
+        """How a run of WHAT (the program, or the load) that ended with STATUS (None:
+        killed at LIMIT) after WALL_S went: its figure is the metric in OUTPUT, or
         the wall time."""
+        if status is None:
+            return collapsed(limit)
+        text = output.read_text(errors="replace")
+        if status != 0:
+            return Outcome(None, wall_s, f"{what} {exit_text(status)}; its last line: "
+                                         f"{last_line(text)}")
         if self.metric is None:
             return Outcome(wall_s, wall_s)
         value = metric_of(self.metric, text)
@@ -170,16 +178,9 @@ class Workload:
 
 class Batch(Workload):
     def measure(self, env: dict, limit: float | None) -> Outcome:
-        output = self.dir / "output"
-        cmd = self.spec["command"]
+        output, cmd = self.dir / "output", self.spec["command"]
         status, wall = run_to_end(cmd, env, output, limit, self.spec["cwd"])
-        if status is None:
-            return collapsed(limit)
-        text = output.read_text(errors="replace")
-        if status != 0:
-            return Outcome(None, wall, f"{cmd[0]} {exit_text(status)}; its last line: "
-                                       f"{last_line(text)}")
-        return self.figure_of(text, wall, cmd[0])
+        return self.ended(status, wall, limit, output, cmd[0])
 
 
 class UserServer(Workload):
@@ -205,17 +206,11 @@ class UserServer(Workload):
             load_out = self.dir / "load.out"
             status, wall = run_to_end(["/bin/sh", "-c", self.spec["load"]], dict(os.environ),
                                       load_out, limit, self.spec["cwd"])
-            if status is None:
-                return collapsed(limit)
-            text = load_out.read_text(errors="replace")
-            if status != 0:
-                return Outcome(None, wall, f"the load {exit_text(status)}; its last line: "
-                                           f"{last_line(text)}")
             if server.poll() is not None:
                 return Outcome(None, wall, f"the server {exit_text(server.returncode)} during "
                                            f"the load; its last line: "
                                            f"{last_line(log.read_text(errors='replace'))}")
-            return self.figure_of(text, wall, "the load")
+            return self.ended(status, wall, limit, load_out, "the load")
         finally:
             stop(server)
 

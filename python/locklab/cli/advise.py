@@ -225,8 +225,9 @@ def add_parser(sub, db) -> None:
                    "locks that park, but pthread, and tas:spin=yield)")
     p.add_argument("--rwlocks", type=name_list, metavar="L,...",
                    help="an rwlock's candidates (default: the library's rwlocks but pthread)")
-    p.add_argument("--passes", type=in_range(2, MAX_REPEAT), metavar="R", help="passes of native and every variant, and native runs "
-                   "before (5; 2-1000)")
+    p.add_argument("--passes", type=in_range(3, MAX_REPEAT), metavar="R",
+                   help="passes of native and every variant, and native runs before (5; "
+                   "3-1000: fewer give no interval worth the name)")
     p.add_argument("--collapse", type=in_range(1.5, 1000.0, float), metavar="X", help="stop a run past X times native's median time, and call "
                    "a candidate X times worse than native collapsed (3; 1.5-1000)")
     p.add_argument("--metric", type=regex(1), metavar="REGEX",
