@@ -90,25 +90,32 @@ static inline struct swap_rwclass *class_of(struct swap_rwlock *s)
 	return likely(c != NULL) ? c : class_chosen_now(s);
 }
 
-/* The lock's recipe, by its class and kind (written by init before the lock is
- * shared). */
-static inline const struct swap_recipe *recipe_of(struct swap_rwlock *s)
+/* The lock's recipe in its class C, by its kind (written by init before the
+ * lock is shared). */
+static inline const struct swap_recipe *recipe_of(const struct swap_rwlock *s,
+						  const struct swap_rwclass *c)
 {
 	int nonrec = __atomic_load_n(&s->flags, __ATOMIC_RELAXED) ==
 		     PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP;
-	return &class_of(s)->recipe[nonrec];
+	return &c->recipe[nonrec];
 }
 
-/* glibc's: no rwlock swapped, inside an algorithm or our set-up, process-shared
- * (__shared is written by init before the lock is shared), or of glibc's class. */
-static inline int rw_glibcs(pthread_rwlock_t *l)
+/* The class serving the lock, or NULL where glibc does: no rwlock swapped,
+ * inside an algorithm or our set-up, process-shared (__shared is written by
+ * init before the lock is shared), or of glibc's class.  Each entry point
+ * asks once and hands the class on. */
+static inline struct swap_rwclass *rw_class(pthread_rwlock_t *l)
 {
 	if (unlikely(!atomic_load_explicit(&swap_config_ready, memory_order_acquire)) &&
 	    !swap_tls.busy)
 		swap_config_load();
-	return !swap_hot.rw_rest || swap_tls.busy ||
-	       __atomic_load_n(&SR(l)->shared, __ATOMIC_RELAXED) ||
-	       class_of(SR(l)) == RW_GLIBC_CLASS;
+	struct swap_rwclass *rest = swap_hot.rw_rest;
+	if (!rest || swap_tls.busy || __atomic_load_n(&SR(l)->shared, __ATOMIC_RELAXED))
+		return NULL;
+	if (likely(!swap_hot.rw_nsites))
+		return rest;   /* without sites, never glibc's mark */
+	struct swap_rwclass *c = class_of(SR(l));
+	return c != RW_GLIBC_CLASS ? c : NULL;
 }
 
 static inline int rw_counted(int r)
@@ -119,11 +126,11 @@ static inline int rw_counted(int r)
 }
 
 /* The slot, made now at the first use (racing first users agree by CAS). */
-static void *slot_of(struct swap_rwlock *s)
+static void *slot_of(struct swap_rwlock *s, const struct swap_rwclass *c)
 {
 	/* Acquire pairs with swap_slot_create's release: the state is initialised. */
 	void *p = __atomic_load_n(&s->slot, __ATOMIC_ACQUIRE);
-	return likely(p != NULL) ? p : swap_slot_create(lockref(s), recipe_of(s));
+	return likely(p != NULL) ? p : swap_slot_create(lockref(s), recipe_of(s, c));
 }
 
 static inline unsigned rw_writer(const struct swap_rwlock *s)
@@ -155,8 +162,8 @@ static int rw_wait(const struct ll_rwlock_ops *o, void *p, int write, enum swap_
  * when the lock is free; a thread holding the write lock gets EDEADLK from
  * rdlock and wrlock (plain, timed, clock) and EBUSY from their try.
  */
-static int rw_acquire(pthread_rwlock_t *l, int write, enum swap_how how, clockid_t clk,
-		      const struct timespec *abs)
+static int rw_acquire(pthread_rwlock_t *l, const struct swap_rwclass *c, int write,
+		      enum swap_how how, clockid_t clk, const struct timespec *abs)
 {
 	struct swap_rwlock *s = SR(l);
 	if (how == H_TIMED && (!abs || abs->tv_nsec < 0 || abs->tv_nsec >= 1000000000L ||
@@ -166,9 +173,9 @@ static int rw_acquire(pthread_rwlock_t *l, int write, enum swap_how how, clockid
 	if (rw_writer(s) == me)
 		return how == H_TRY ? EBUSY : EDEADLK;
 	if (swap_stale(&s->gen))
-		swap_slot_repair(lockref(s), recipe_of(s), how, clk, abs);
-	void *p = slot_of(s);
-	const struct ll_rwlock_ops *o = class_of(s)->ops;
+		swap_slot_repair(lockref(s), recipe_of(s, c), how, clk, abs);
+	void *p = slot_of(s, c);
+	const struct ll_rwlock_ops *o = c->ops;
 	int rc, contended = 0;
 	swap_tls.busy++;
 	if (how == H_TRY) {
@@ -218,22 +225,24 @@ EXPORT int SWAPPED(pthread_rwlock_init)(pthread_rwlock_t *l, const pthread_rwloc
 
 EXPORT int SWAPPED(pthread_rwlock_destroy)(pthread_rwlock_t *l)
 {
-	if (rw_glibcs(l))
+	const struct swap_rwclass *c = rw_class(l);
+	if (!c)
 		return GLIBC_CALL(rw_destroy, 0, l);
 	struct swap_rwlock *s = SR(l);
-	swap_slot_destroy(lockref(s), recipe_of(s));
+	swap_slot_destroy(lockref(s), recipe_of(s, c));
 	rw_set_writer(s, 0);
 	return 0;
 }
 
 EXPORT int SWAPPED(pthread_rwlock_unlock)(pthread_rwlock_t *l)
 {
-	if (rw_glibcs(l))
+	const struct swap_rwclass *c = rw_class(l);
+	if (!c)
 		return GLIBC_CALL(rw_unlock, 0, l);
 	struct swap_rwlock *s = SR(l);
 	int mine = rw_writer(s) == swap_self();
 	if (swap_stale(&s->gen)) {
-		int rc = swap_slot_release_stale(lockref(s), recipe_of(s), mine);
+		int rc = swap_slot_release_stale(lockref(s), recipe_of(s, c), mine);
 		if (rc >= 0) {
 			if (mine)
 				rw_set_writer(s, 0);
@@ -246,15 +255,18 @@ EXPORT int SWAPPED(pthread_rwlock_unlock)(pthread_rwlock_t *l)
 	if (mine)
 		rw_set_writer(s, 0);
 	swap_tls.busy++;
-	int rc = class_of(s)->ops->unlock(p);
+	int rc = c->ops->unlock(p);
 	swap_tls.busy--;
 	return rc;
 }
 
 /* The four lock calls of one side, rd or wr: plain, try, timed, clock; each
- * glibc's when the lock is (counted with the stats on), else the swapper's. */
-#define RW_CALL(l, glibc_call, ...) \
-	(rw_glibcs(l) ? rw_counted(glibc_call) : rw_acquire(l, __VA_ARGS__))
+ * glibc's when the lock is (counted with the stats on), else its class's. */
+#define RW_CALL(l, glibc_call, ...)                                              \
+	({                                                                       \
+		const struct swap_rwclass *c_ = rw_class(l);                     \
+		c_ ? rw_acquire(l, c_, __VA_ARGS__) : rw_counted(glibc_call);    \
+	})
 #define RWLOCK_SIDE(side, write)                                                             \
 	EXPORT int SWAPPED(pthread_rwlock_##side##lock)(pthread_rwlock_t *l)                 \
 	{                                                                                    \
@@ -275,7 +287,7 @@ EXPORT int SWAPPED(pthread_rwlock_unlock)(pthread_rwlock_t *l)
 	EXPORT int SWAPPED(pthread_rwlock_clock##side##lock)(pthread_rwlock_t *l, clockid_t clk, \
 							       const struct timespec *abs)   \
 	{                                                                                    \
-		if (rw_glibcs(l) && swap_can_call_real() && !swap_real.rw_clock##side##lock) \
+		if (!rw_class(l) && swap_can_call_real() && !swap_real.rw_clock##side##lock) \
 			return ENOSYS;                                                       \
 		return RW_CALL(l, GLIBC_CALL(rw_clock##side##lock, 0, l, clk, abs), write,   \
 			       H_TIMED, clk, abs);                                           \
