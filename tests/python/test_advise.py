@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from conftest import built_program, locklab, one_line_error, rows, skip_unless_built
-from locklab.advise import plan, verdict
+from locklab.advise import output, plan, verdict
 from locklab.advise.plan import BASELINE, PASS, WHOLE, Variant
 from locklab.advise.workloads import COLLAPSED, command_for
 
@@ -54,7 +54,8 @@ def run_rows(figures, phase=PASS):
             failed = isinstance(value, str)
             out.append({"lock": label, "workload": phase, "rep": rep, "ok": not failed,
                         "error": value if failed else None,
-                        "metric": None if failed else value, "wall_s": 1.0})
+                        "metric": None if failed else value, "wall_s": 1.0,
+                        "swap_mutexes": 1, "swap_rwlocks": None})
     return out
 
 
@@ -83,6 +84,18 @@ def test_every_verdict_from_synthetic_runs():
     assert verdict.whole_variants(spec, run_rows({"native": [10.0, 10.2, 9.8],
                                                   "ll@p`hot": [5.0, 5.1, 4.9]})) \
         == [Variant("ll", "mutex")]
+
+
+def test_a_name_the_swapper_never_found_is_said():
+    spec = {**spec_of([("p`gone", "mutex", 0.9)], candidates=("ll",)), "figure": "wall time",
+            "program": None}
+    runs = run_rows({"native": [10.0, 10.1, 9.9], "ll@p`gone": [10.0, 10.2, 9.8]})
+    for r in runs:
+        r["swap_mutexes"] = 0 if r["lock"] != "native" else None
+    judged = output.with_commands(spec, verdict.judge(spec, runs))
+    assert judged["locks"][0]["matched"] == 0
+    line = output.text(spec, judged, 7).splitlines()[1]
+    assert line.endswith("(the swapper found no mutex by that name: nothing was swapped)")
 
 
 def test_a_rate_judged_higher_and_a_worse_unconfirmed_candidate_kept():
@@ -186,6 +199,7 @@ def test_the_planted_hot_lock_is_swapped_and_the_cold_one_kept(tmp_path, hot_col
     hot, cold = doc["locks"]
     assert hot["lock"] == HOT and cold["lock"] == COLD, doc["locks"]
     assert hot["kind"] == "mutex" and hot["wait_share"] > cold["wait_share"] >= 0.05
+    assert hot["matched"] == cold["matched"] == 1
     assert hot["verdict"] == "swap" and hot["ci_low"] > 1, hot
     assert hot["command"] == \
         f"locklab run --lock-for '{HOT}={hot['best']}' -- {hot_cold} 8 {SECTIONS}"

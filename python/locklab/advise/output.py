@@ -72,8 +72,10 @@ def text(spec: dict, judged: dict, run_id: int) -> str:
         out.append(f"  nothing to swap: no mutex or rwlock had {100 * spec['min_share']:g}% of "
                    "the waiting (the profile's hottest locks are in the report)")
     for entry in judged["locks"]:
+        unmatched = (f" (the swapper found no {entry['kind']} by that name: nothing was "
+                     "swapped)" if entry["matched"] == 0 else "")
         out.append(f"  {entry['lock']} ({entry['kind']}, {100 * entry['wait_share']:.0f}% of "
-                   f"the waiting): {verdict_text(entry, entry['lock'])}")
+                   f"the waiting): {verdict_text(entry, entry['lock'])}{unmatched}")
         if entry["command"]:
             out.append(f"      {entry['command']}")
     for entry in judged["whole"]:

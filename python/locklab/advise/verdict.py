@@ -86,11 +86,22 @@ def judge_family(spec: dict, rows: list[dict], phase: str, variants: list[Varian
             "natives": len(base), "candidates": entries}
 
 
+def matched(rows: list[dict], variants: list[Variant]) -> int | None:
+    """The most locks the swapper gave the site in any run of VARIANTS (None: no
+    process lived to say): 0 means nothing was swapped at all."""
+    labels = {v.label() for v in variants}
+    counts = [r["swap_rwlocks"] if v.kind == RWLOCK else r["swap_mutexes"]
+              for r in rows if r["lock"] in labels for v in [Variant.of(r["lock"])]]
+    counts = [n for n in counts if n is not None]
+    return max(counts) if counts else None
+
+
 def judge_lock(spec: dict, rows: list[dict], lock: dict) -> dict:
-    """One kept lock's verdict (judge_family), with what the profile said of it."""
+    """One kept lock's verdict (judge_family), with what the profile said of it and how
+    many locks the swapper found by its name."""
     variants = [Variant(c, lock["kind"], lock["lock"]) for c in spec["candidates"][lock["kind"]]]
     return {"lock": lock["lock"], "kind": lock["kind"], "wait_share": lock["share"],
-            **judge_family(spec, rows, PASS, variants)}
+            "matched": matched(rows, variants), **judge_family(spec, rows, PASS, variants)}
 
 
 def whole_variants(spec: dict, rows: list[dict]) -> list[Variant]:
