@@ -7,6 +7,7 @@ The planted program (tests/c/advise/hot_cold.c): eight workers on one mutex with
 section of a few nanoseconds until they have done SECTIONS between them, and two
 keepers taking a second mutex in turn and sleeping 200 us holding it."""
 import json
+import os
 import signal
 import socket
 import subprocess
@@ -189,6 +190,13 @@ def test_dry_run_runs_native_once_and_stores_nothing(tmp_path, hot_cold):
 
 
 def test_the_planted_hot_lock_is_swapped_and_the_cold_one_kept(tmp_path, hot_cold):
+    # A verdict on wall times needs the CPUs: where other programs keep more threads
+    # runnable than there are CPUs, the planted program's threads seldom run at once,
+    # its hot lock is seldom contended, and the passes spread past any interval.
+    busy = os.getloadavg()[0]
+    if busy > (os.cpu_count() or 1):
+        pytest.skip(f"the machine is busy (load average {busy:.0f} on {os.cpu_count()} CPUs): "
+                    "no timing verdict can be had")
     db = tmp_path / "a.db"
     began = time.monotonic()
     out = locklab("advise", "--db", db, "--json", "--passes", PASSES, "--locks",
