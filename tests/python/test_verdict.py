@@ -74,6 +74,31 @@ def test_a_margin_inside_the_spread_is_a_tie(tmp_path):
     assert line["vs_runner"] == pytest.approx((1.06, 1.06))
 
 
+def test_a_wide_margin_inside_a_wide_spread_is_undecided(tmp_path):
+    # A busy machine (a fresh clone's `make run`): ll's median twice pthread's at hold
+    # 1000, 64-256 threads, but the repeats spread +-82%. It was "keep pthread"; the
+    # data cannot say that, nor the opposite.
+    curves = {"pthread": {t: [1000.0, 2400.0, 4280.0] for t in (64, 256)},
+              "ll": {t: [600.0, 1200.0, 2000.0] for t in (64, 256)}}
+    (line,) = verdict.verdict(synthetic(tmp_path, curves, hold=1000))
+    assert line["kind"] == "undecided" and line["threads"] == [64, 256]
+    assert line["locks"] == ["ll", "pthread"]
+    assert line["vs_pthread"] == pytest.approx((2.0, 2.0))
+    assert line["spread"] == pytest.approx(0.68, abs=0.01)
+    # The interval (0.5..7.1x, the range with 3 repeats) has a half-width, in logs,
+    # 1.9 times the margin's distance from 1: 3 x 1.9^2 repeats would bring it below.
+    assert line["settle"] == 12
+    assert verdict.pick_text(line) == "undecided: ll, pthread"
+    assert verdict.line_text(line) == (
+        "undecided between ll and pthread (2.00x apart, inside the repeats' spread; about 12 "
+        "repeats would settle it); ll 2.00x pthread's throughput")
+    # The same margin with repeats within +-5%: ll, apart.
+    curves = {"pthread": {t: [2280.0, 2400.0, 2520.0] for t in (64, 256)},
+              "ll": {t: [1140.0, 1200.0, 1260.0] for t in (64, 256)}}
+    (line,) = verdict.verdict(synthetic(tmp_path / "narrow", curves, hold=1000))
+    assert line["kind"] == "use" and line["locks"] == ["ll"]
+
+
 def test_one_repeat_ties_under_ten_percent(tmp_path):
     rows = synthetic(tmp_path, {"pthread": {2: [30.0], 4: [30.0]}, "ll": {2: [28.0], 4: [20.0]}})
     keep, use = verdict.verdict(rows)
@@ -110,7 +135,7 @@ def test_sweep_prints_the_verdict_and_the_report_writes_it(fake, tmp_path):
     # The fake: innodb56 20 ns per thread, pthread a flat 60.
     assert out.stdout.splitlines() == [
         "verdict of run 1: the mutex to use, by ns per iteration (median of 2 repeats; "
-        "apart only where every repeat is)",
+        "apart where the 95% interval on their ratio excludes 1)",
         "  1 mutex, hold 0 ns, 1-2 threads: innodb56: 1.50-3.00x pthread's throughput "
         "(the runner-up); repeats +-0.0%",
         "  1 mutex, hold 0 ns, 4-8 threads: pthread: 1.33-2.67x the runner-up's (innodb56); "

@@ -1,10 +1,12 @@
 """`locklab report RUN`: a run's graphs, tables and data, and its verdict and targets
-printed."""
+printed; for a run of `locklab advise`, its verdict, candidates and profile."""
 from __future__ import annotations
 
 import argparse
 from pathlib import Path
 
+from ..advise import output as advise_output
+from ..advise.plan import is_advise
 from ..studies import admission, ll_targets
 from ..sweep import store
 from .parser import RUN_HELP
@@ -20,7 +22,12 @@ def command(args: argparse.Namespace) -> int:
 
     conn = store.connect(args.db, write=False)
     run_id = store.resolve_run(conn, args.run)
-    page = index.write(conn, run_id, args.out or Path(f"locklab-report-{run_id}"), STUDIES)
+    out = args.out or Path(f"locklab-report-{run_id}")
+    if is_advise(store.get_run(conn, run_id)["spec"]):
+        print(advise_output.write(conn, run_id, str(args.db), out))
+        print((out / advise_output.VERDICT_FILE).read_text(encoding="utf-8"), end="")
+        return 0
+    page = index.write(conn, run_id, out, STUDIES)
     print(page)
     for name in index.target_files(STUDIES):  # a server or rw run's targets, met or MISSED
         checked = page.parent / name

@@ -39,7 +39,7 @@ def new_spec(args: argparse.Namespace, given: dict) -> dict:
     """A new run's grid: the preset's with what was given, every lock and option
     checked (by locklab-bench, or the library for programs) before anything runs."""
     spec = presets.spec(programs.preset_of(args.preset, given), given)
-    kinds.of(spec).prepare(spec, args.lock_for, args.rwlock)
+    kinds.of(spec).prepare(spec, args.lock_for, args.rwlock, args.rwlock_for)
     kinds.check_environment(spec)
     return spec
 
@@ -52,6 +52,7 @@ def command(args: argparse.Namespace) -> int:
         extra += ["--preset"] if args.preset else []
         extra += ["--lock-for"] if args.lock_for else []
         extra += ["--rwlock"] if args.rwlock else []
+        extra += ["--rwlock-for"] if args.rwlock_for else []
         if extra:
             raise LocklabError(f"--resume sweeps the run's own grid; drop {' '.join(extra)}")
         conn = store.connect(args.db, write=not args.dry_run)
@@ -138,6 +139,10 @@ def add_parser(sub, db) -> None:
                     help="programs: one more lock, the rwlock NAME (locklab list --rwlock) for "
                     "every pthread_rwlock_t of the server and glibc's mutexes, stored as "
                     "rwlock=NAME; repeatable")
+    sw.add_argument("--rwlock-for", action="append", default=[], metavar="SITE=NAME[:K=V,...]",
+                    help="programs: one more lock, the rwlock NAME for the rwlocks named SITE "
+                    "(as `locklab profile` names a lock), glibc's for the rest and for the "
+                    "mutexes, stored as rwlock=NAME@SITE; repeatable")
     sw.add_argument("--lock-opts", action="append", metavar="K=V,...",
                     help="options applied to every lock; repeat for several variants "
                     "('' is the defaults)")

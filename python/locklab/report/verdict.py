@@ -3,10 +3,12 @@
 From the sweep's repeats, not only their medians: in each panel (mutex count,
 hold and outside time) and at each thread count, the lock with the lowest median
 ns per iteration is the pick, its margin over another lock that lock's median
-divided by the pick's (the ratio of their throughputs). Two locks are apart only
-where every repeat of one was faster than every repeat of the other; otherwise
-the margin lies inside the repeats' spread and is a tie. A run of one repeat
-has no spread to judge by: there, margins under ONE_REPEAT_TIE are ties.
+divided by the pick's (the ratio of their throughputs). Whether two locks are
+apart is judged by the statistics every verdict shares (locklab/stats.py): apart
+where the 95% interval on that ratio excludes 1; a tie where it holds 1 and the
+margin is under stats.NOISE_MARGIN; undecided where it holds 1 but the margin is
+larger, with the passes that would settle it. A run of one repeat has no
+interval: there, margins under stats.NOISE_MARGIN are ties.
 
 Consecutive thread counts with the same answer form one line of the verdict;
 crossings (where one lock overtakes another) count only points that are apart.
@@ -18,14 +20,15 @@ import itertools
 import math
 from statistics import median
 
+from .. import stats
 from ..sweep import store
 from .render import Cell, html_table
 
 METRIC = "ns_per_iter"
 # The lock every other is weighed against: glibc's default mutex (and rwlock).
 BASELINE = "pthread"
-# With one repeat per point: margins under 10% count as ties.
-ONE_REPEAT_TIE = 0.10
+# With one repeat per point: margins under this count as ties.
+ONE_REPEAT_TIE = stats.NOISE_MARGIN
 # The verdict as text lines, beside index.html; `locklab report` prints it.
 VERDICT_FILE = "verdict.txt"
 # crossings.csv's columns.
@@ -56,11 +59,10 @@ def samples(rows: list[dict], metric: str = METRIC,
 
 
 def apart(a: list[float], b: list[float]) -> int:
-    """-1 where A is faster than B beyond the repeats' spread, 1 where B is, 0 for a tie."""
-    if min(len(a), len(b)) > 1:
-        return -1 if max(a) < min(b) else (1 if max(b) < min(a) else 0)
-    ratio = median(b) / median(a)
-    return -1 if ratio > 1 + ONE_REPEAT_TIE else (1 if ratio < 1 / (1 + ONE_REPEAT_TIE) else 0)
+    """-1 where A (times: lower is faster) is faster than B beyond the noise, 1 where B
+    is, 0 where they are not told apart (stats.compare)."""
+    outcome = stats.compare(b, a).outcome
+    return -1 if outcome == stats.BETTER else (1 if outcome == stats.WORSE else 0)
 
 
 def spread(values: list[float]) -> float | None:
@@ -96,27 +98,37 @@ def crossings(rows: list[dict], metric: str = METRIC) -> list[dict]:
 
 
 def _steps(locks: dict[str, dict[int, list]]) -> list[dict]:
-    """Per thread count: the locks by median, the pick, the locks tied with it."""
+    """Per thread count: the locks by median, the pick, the locks not told apart from
+    it (tied: within the noise margin; unsure: beyond it, inside the interval) and
+    the passes that would settle the unsure."""
     steps = []
     for t in sorted(set().union(*(set(c) for c in locks.values()))):
         here = {lock: c[t] for lock, c in locks.items() if t in c}
         if len(here) < 2:
             continue
         order = sorted(here, key=lambda lock: median(here[lock]))
-        tied = [lock for lock in order[1:] if not apart(here[order[0]], here[lock])]
-        if BASELINE in (order[0], *tied):
+        judged = {lock: stats.compare(here[lock], here[order[0]], family=len(order) - 1)
+                  for lock in order[1:]}
+        tied = [lock for lock in order[1:] if judged[lock].outcome == stats.SAME]
+        unsure = [lock for lock in order[1:] if judged[lock].outcome == stats.UNDECIDED]
+        if BASELINE in (order[0], *tied) and (tied or not unsure):
+            # pthread is as good as the fastest: what the others might do is moot.
             kind = "keep" if tied else "use"
+        elif unsure:
+            kind = "undecided"
         else:
             kind = "tie" if tied else "use"
-        steps.append({"threads": t, "here": here, "order": order, "tied": tied, "kind": kind})
+        steps.append({"threads": t, "here": here, "order": order, "tied": tied,
+                      "unsure": unsure, "kind": kind,
+                      "settle": max((judged[lock].settle for lock in unsure), default=None)})
     return steps
 
 
 def _key(step: dict) -> tuple:
     if step["kind"] == "keep":
         return ("keep", BASELINE)
-    if step["kind"] == "tie":
-        return ("tie", frozenset([step["order"][0], *step["tied"]]))
+    if step["kind"] in ("tie", "undecided"):
+        return (step["kind"], frozenset([step["order"][0], *step["tied"], *step["unsure"]]))
     return ("use", step["order"][0])
 
 
@@ -129,10 +141,12 @@ def verdict(rows: list[dict]) -> list[dict]:
     """The verdict's lines: per panel, a run of thread counts with one answer.
 
     kind: 'use' (one lock apart from every other; `lock`), 'tie' (`locks` within the
-    repeats' spread of each other, none of them pthread) or 'keep' (pthread is as
-    good as the fastest: `locks` are those tied with it). vs_pthread and vs_runner
-    are (least, most) margins over the range; spread the widest +-share of the
-    repeats compared, None with one repeat.
+    noise margin of each other, none of them pthread), 'keep' (pthread is as good as
+    the fastest: `locks` are those tied with it) or 'undecided' (`locks` not told
+    apart although their margins are beyond the noise margin; `settle`: about how
+    many repeats would tell them apart). vs_pthread and vs_runner are (least, most)
+    margins over the range; spread the widest +-share of the repeats compared, None
+    with one repeat.
     """
     out = []
     for panel, locks in samples(rows).items():
@@ -143,19 +157,22 @@ def verdict(rows: list[dict]) -> list[dict]:
             if kind == "use":
                 names = [key[1]]
             else:
-                names = list(dict.fromkeys(x for s in group for x in (s["order"][0], *s["tied"])))
+                names = list(dict.fromkeys(x for s in group
+                                           for x in (s["order"][0], *s["tied"], *s["unsure"])))
             line = {"panel": panel, "threads": [s["threads"] for s in group], "kind": kind,
                     "locks": names, "vs_pthread": None, "vs_runner": None, "runners": [],
-                    "spread": None}
+                    "spread": None,
+                    "settle": max((s["settle"] for s in group if s["settle"]), default=None)}
             if all(BASELINE in s["here"] for s in group) and key != ("use", BASELINE):
                 line["vs_pthread"] = _span(_ratio(s, BASELINE) for s in group)
             if kind == "use":
                 line["vs_runner"] = _span(_ratio(s, s["order"][1]) for s in group)
                 line["runners"] = list(dict.fromkeys(s["order"][1] for s in group))
-            else:  # how far apart the tied locks are, at most
-                line["vs_runner"] = _span(max(_ratio(s, x) for x in s["tied"]) for s in group)
+            else:  # how far apart the locks not told apart are, at most
+                line["vs_runner"] = _span(max(_ratio(s, x) for x in (*s["tied"], *s["unsure"]))
+                                          for s in group)
             compared = [s["here"][x] for s in group
-                        for x in {s["order"][0], s["order"][1], *s["tied"],
+                        for x in {s["order"][0], s["order"][1], *s["tied"], *s["unsure"],
                                   *([BASELINE] if BASELINE in s["here"] else [])}]
             spreads = [spread(v) for v in compared]
             if all(sp is not None for sp in spreads):
@@ -192,16 +209,18 @@ def spread_text(line: dict, sign: str = "+-") -> str:
 
 
 def pick_text(line: dict) -> str:
-    """What to use, in a few words: 'll', 'keep pthread', 'tie: ll, futex'."""
+    """What to use, in a few words: 'll', 'keep pthread', 'tie: ll, futex',
+    'undecided: ll, pthread'."""
     if line["kind"] == "use":
         return line["locks"][0]
     if line["kind"] == "keep":
         return f"keep {BASELINE}"
-    return "tie: " + ", ".join(line["locks"])
+    return f"{line['kind']}: " + ", ".join(line["locks"])
 
 
 def line_text(line: dict) -> str:
-    """The verdict's sentence for one line: the pick and its margins, or the tie."""
+    """The verdict's sentence for one line: the pick and its margins, the tie, or what
+    is undecided and the repeats that would decide it."""
     where = "inside the repeats' spread" if line["spread"] is not None else \
         f"under the {100 * ONE_REPEAT_TIE:.0f}% taken for noise with one repeat"
     if line["kind"] == "use":
@@ -217,8 +236,12 @@ def line_text(line: dict) -> str:
         others = [x for x in line["locks"] if x != BASELINE]
         return (f"{BASELINE}: no lock beats it beyond the noise ({', '.join(others)} "
                 f"within {times(line['vs_runner'])}, {where})")
-    text = (f"{' and '.join(line['locks'])} tie ({times(line['vs_runner'])} apart, {where})")
-    if line["vs_pthread"]:
+    if line["kind"] == "undecided":
+        text = (f"undecided between {' and '.join(line['locks'])} ({times(line['vs_runner'])} "
+                f"apart, {where}; about {line['settle']} repeats would settle it)")
+    else:
+        text = f"{' and '.join(line['locks'])} tie ({times(line['vs_runner'])} apart, {where})"
+    if line["vs_pthread"] and line["best"][0] != BASELINE:
         text += f"; {line['best'][0]} {times(line['vs_pthread'])} pthread's throughput"
     return text
 
@@ -239,7 +262,8 @@ def terminal(rows: list[dict], run_id: int) -> str:
     if not lines:
         return ""
     reps = reps_of(rows)
-    how = (f"median of {reps} repeats; apart only where every repeat is" if reps > 1 else
+    how = (f"median of {reps} repeats; apart where the {100 * stats.LEVEL:.0f}% interval on "
+           "their ratio excludes 1" if reps > 1 else
            f"one repeat: margins under {100 * ONE_REPEAT_TIE:.0f}% are ties")
     out = [f"verdict of run {run_id}: the mutex to use, by ns per iteration ({how})"]
     for line in lines:
@@ -255,9 +279,11 @@ def html_section(rows: list[dict]) -> str:
     if not lines:
         return ""
     reps = reps_of(rows)
-    how = (f"Each figure is the median of {reps} repeats; two locks are apart only where "
-           "every repeat of one was faster than every repeat of the other, otherwise their "
-           "margin lies inside the repeats' spread and the verdict calls it a tie."
+    how = (f"Each figure is the median of {reps} repeats; two locks are apart where the "
+           f"{100 * stats.LEVEL:.0f}% interval on the ratio of their medians (an exact "
+           "bootstrap, docs/advise.md) excludes 1. Otherwise a margin under "
+           f"{100 * stats.NOISE_MARGIN:.0f}% is a tie, and a larger one undecided, with about "
+           "how many repeats would settle it."
            if reps > 1 else
            "Each point ran once: there is no spread to judge by, so margins under "
            f"{100 * ONE_REPEAT_TIE:.0f}% are called ties (sweep with --repeat 3 to know).")

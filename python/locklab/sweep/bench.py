@@ -289,9 +289,11 @@ class BenchSweep:
     def workload(self, spec: dict) -> str:
         return spec.get("workload", "mutex")
 
-    def prepare(self, spec: dict, lock_for: list[str], rwlocks: list[str]) -> None:
-        if lock_for:
-            raise LocklabError("--lock-for swaps a program's named mutexes: give --program "
+    def prepare(self, spec: dict, lock_for: list[str], rwlocks: list[str],
+                rwlock_for: list[str]) -> None:
+        if lock_for or rwlock_for:
+            which = "--lock-for" if lock_for else "--rwlock-for"
+            raise LocklabError(f"{which} swaps a program's named locks: give --program "
                                "or --preset programs")
         if rwlocks:
             raise LocklabError("--rwlock swaps a program's rwlocks: give --program or --preset "

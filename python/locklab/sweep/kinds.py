@@ -13,6 +13,9 @@ from ..errors import LocklabError
 from . import bench, programs
 from .store import Point
 
+# A stored run's spec["kind"] when `locklab advise` made it: a run of its own kind
+# (advise/plan.py), which no sweep goes on with.
+ADVISE = "advise"
 # Environment variables that make liblocklab measure with the lock monitor on.
 # (LOCKLAB_WATCHDOG adds a thread that scans the locks: not the configuration either.)
 MONITOR_ENV = ("LOCKLAB_MONITOR", "LOCKLAB_WATCHDOG")
@@ -27,10 +30,11 @@ class SweepKind(Protocol):
     def workload(self, spec: dict) -> str:
         """The workload the dry run names."""
 
-    def prepare(self, spec: dict, lock_for: list[str], rwlocks: list[str]) -> None:
-        """A new run's spec made ready: its locks resolved ('all', 'parks'), --lock-for's
-        and --rwlock's added, and everything refused that cannot run, before anything
-        runs or is stored."""
+    def prepare(self, spec: dict, lock_for: list[str], rwlocks: list[str],
+                rwlock_for: list[str]) -> None:
+        """A new run's spec made ready: its locks resolved ('all', 'parks'), --lock-for's,
+        --rwlock's and --rwlock-for's added, and everything refused that cannot run,
+        before anything runs or is stored."""
 
     def before_resume(self, spec: dict) -> None:
         """Refuse a stored run whose points this machine cannot run now."""
@@ -47,7 +51,15 @@ class SweepKind(Protocol):
 
 
 def of(spec: dict) -> SweepKind:
+    refuse_advise(spec, "a sweep")
     return programs.KIND if spec.get("programs") else bench.KIND
+
+
+def refuse_advise(spec: dict, what: str) -> None:
+    """Refuse, in one line, `locklab advise`'s run where WHAT is wanted."""
+    if spec.get("kind") == ADVISE:
+        raise LocklabError(f"that run is locklab advise's, not {what} (locklab advise --resume "
+                           "goes on with it, locklab report shows it)")
 
 
 def grid(spec: dict) -> list[Point]:

@@ -96,6 +96,10 @@ PROGRAM_METRICS = (
     ("swap_rwlocks", "INTEGER"),
 )
 PROGRAM_METRIC_NAMES = tuple(name for name, _ in PROGRAM_METRICS)
+# What only a run of `locklab advise` reports (NULL for the others; advise/runner.py):
+# the figure it is judged by (a wall time, or the number its metric takes).
+ADVISE_METRICS = (("metric", "REAL"),)
+ADVISE_METRIC_NAMES = tuple(name for name, _ in ADVISE_METRICS)
 # What only the rw workload reports (NULL for the others; src/bench/rw.c): per class
 # (read, write) its operations, the mean ns of a sampled lock+hold+unlock, the wait to
 # acquire (p99, max) and Jain's index over the threads; whether the exclusion check
@@ -123,14 +127,14 @@ RW_OPTIONAL = ("threads_unscheduled",)
 RW_SAME = (("ns_per_iter", "ns_per_op"), ("cpu_ns_per_iter", "cpu_ns_per_op"))
 # Every metric a point may carry, in column order.
 ALL_METRIC_NAMES = (*METRIC_NAMES, *SERVER_METRIC_NAMES, *PROGRAM_METRIC_NAMES,
-                    *RW_METRIC_NAMES)
+                    *RW_METRIC_NAMES, *ADVISE_METRIC_NAMES)
 # The largest id SQLite gives a row.
 MAX_ROWID = 2 ** 63 - 1
 MACHINE = ("cpu_model", "cores", "kernel", "glibc", "version")
 # Columns added after the first release, with their type: connect() adds them to older files.
 ADDED_COLUMNS = (("instrument", "INTEGER NOT NULL DEFAULT 0"),
                  ("gate_handoffs", "INTEGER"), ("gate_barges", "INTEGER"), *PROGRAM_METRICS,
-                 *RW_METRICS)
+                 *RW_METRICS, *ADVISE_METRICS)
 # The columns a point is reported with, in order (CSV, JSON, compare).
 POINT_COLUMNS = (*Point._fields, "ok", "error", "wall_s", "finished", "instrument",
                  *ALL_METRIC_NAMES)
@@ -156,7 +160,8 @@ CREATE TABLE IF NOT EXISTS points (
     ok INTEGER NOT NULL, error TEXT, wall_s REAL, finished TEXT NOT NULL,
     instrument INTEGER NOT NULL DEFAULT 0,
     {", ".join(f"{name} {kind}"
-               for name, kind in (*METRICS, *SERVER_METRICS, *PROGRAM_METRICS, *RW_METRICS))},
+               for name, kind in (*METRICS, *SERVER_METRICS, *PROGRAM_METRICS, *RW_METRICS,
+                                  *ADVISE_METRICS))},
     raw TEXT,
     UNIQUE (run_id, lock, lock_opts, threads, mutexes, hold_ns, outside_ns, rep,
             workload, gate, gate_opts, workload_opts, warmup)
