@@ -5,7 +5,8 @@ program gets the algorithm --lock names, or only those --lock-for names get
 theirs, and every pthread_rwlock_t the rwlock --rwlock names (docs/swap.md).  The
 locks and their options are checked as the library checks them (swap.check) before
 CMD starts, and CMD is checked as `locklab profile` checks it
-(launch.program.resolve_program); the program's exit status, or the signal it died
+(launch.program.resolve_program); the signals locklab gets go to the program
+(launch.process.PassingSignals), and the program's exit status, or the signal it died
 of, is locklab's.
 """
 from __future__ import annotations
@@ -14,7 +15,7 @@ import argparse
 import os
 
 from ..errors import LocklabError
-from ..launch.process import pass_on, spawn, wait_through_interrupts
+from ..launch.process import PassingSignals, pass_on, spawn
 from ..launch.program import resolve_program
 from ..swap import check
 from ..swap.settings import library_path as swapper_library
@@ -37,11 +38,12 @@ def command(args: argparse.Namespace) -> int:
     check.check(settings)
     counts = SiteCounts(settings, origin)
     try:
-        proc = spawn(cmd, counts.set(settings.environment(dict(os.environ), library)))
+        with PassingSignals() as signals:
+            status = signals.wait(spawn(cmd, counts.set(settings.environment(
+                dict(os.environ), library)), signals.preexec()))
     except BaseException:
         counts.discard()
         raise
-    status = wait_through_interrupts(proc)
     counts.warn_unmatched("run")
     return pass_on(status)
 
