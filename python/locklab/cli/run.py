@@ -18,6 +18,7 @@ from ..errors import LocklabError
 from ..launch.process import PassingSignals, pass_on, spawn
 from ..launch.program import resolve_program
 from ..swap import check
+from ..swap.marks import LoadMarks
 from ..swap.settings import library_path as swapper_library
 from ..swap.sites import SiteCounts, mangled_sites
 from .parser import add_command, add_swap_options, command_of, swap_settings
@@ -36,15 +37,17 @@ def command(args: argparse.Namespace) -> int:
     program = resolve_program(cmd[0], library, "swap its locks")
     settings, origin = mangled_sites(settings, program)
     check.check(settings)
-    counts = SiteCounts(settings, origin)
+    counts, marks = SiteCounts(settings, origin), LoadMarks()
+    env = marks.set(counts.set(settings.environment(dict(os.environ), library)))
     try:
         with PassingSignals() as signals:
-            status = signals.wait(spawn(cmd, counts.set(settings.environment(
-                dict(os.environ), library)), signals.preexec()))
+            status = signals.wait(spawn(cmd, env, signals.preexec()))
     except BaseException:
         counts.discard()
+        marks.discard()
         raise
     counts.warn_unmatched("run")
+    marks.warn_unswapped(status, "run")
     return pass_on(status)
 
 
