@@ -565,3 +565,42 @@ def test_a_run_with_the_swapper_to_the_end_says_nothing(program, static_program,
     assert (res.returncode, res.stderr) == (3, "")
     res = locklab("run", "--lock", "ll", "--", program, "kill")
     assert (res.returncode, res.stderr) == (-signal.SIGTERM, "")
+
+
+# ------------------------------------------------------------- checked before it runs
+
+@pytest.mark.parametrize("value, says", [
+    ("/nonexistent/s.json", "--stats-json /nonexistent/s.json: no such directory /nonexistent"),
+    ("{tmp}", "is a directory"),
+    ("", "--stats-json '': no file named"),
+])
+def test_stats_json_that_cannot_be_written_is_refused_before_the_program(tmp_path, value, says):
+    marker = tmp_path / "ran"
+    out = locklab("run", "--lock", "ll", "--stats-json", value.format(tmp=tmp_path), "--",
+                  "touch", marker)
+    assert says in one_line_error(out)
+    assert not marker.exists()
+
+
+@pytest.mark.parametrize("head, says", [
+    (b"\x7fELF\x02\x01\x01" + bytes(7), "truncated: 14 bytes, less than an ELF header"),
+    (b"\x7fELF", "is a ?-bit program"),
+    (b"\x7fELF\x02\x09\x01" + bytes(57), "no known class or byte order"),
+])
+def test_a_malformed_elf_file_is_one_line(tmp_path, head, says):
+    bad = tmp_path / "bad"
+    bad.write_bytes(head)
+    bad.chmod(0o755)
+    for command in (["run", "--lock", "ll"], ["profile"]):
+        assert says in one_line_error(locklab(*command, "--", bad))
+
+
+def test_a_truncated_program_is_one_line(program, tmp_path):
+    """Cut inside its program headers: the loader could not start it either."""
+    cut = tmp_path / "cut"
+    cut.write_bytes(program.read_bytes()[:200])
+    cut.chmod(0o755)
+    for command in (["run", "--lock", "ll"], ["profile"]):
+        line = one_line_error(locklab(*command, "--", cut))
+        assert "cut: not a program the loader can start (truncated: its program headers end " \
+               "past the file's 200 bytes)" in line

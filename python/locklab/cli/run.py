@@ -21,7 +21,7 @@ from ..swap import check
 from ..swap.marks import LoadMarks
 from ..swap.settings import library_path as swapper_library
 from ..swap.sites import SiteCounts, mangled_sites
-from .parser import add_command, add_swap_options, command_of, swap_settings
+from .parser import add_command, add_swap_options, check_writable, command_of, swap_settings
 
 
 def command(args: argparse.Namespace) -> int:
@@ -33,6 +33,8 @@ def command(args: argparse.Namespace) -> int:
     if not settings.swaps():
         raise LocklabError("which locks? give --lock NAME (every mutex), --lock-for SITE=NAME "
                            "(the mutexes named SITE), --rwlock NAME (every rwlock), or several")
+    if args.stats_json is not None:
+        check_writable(args.stats_json, "--stats-json")
     library = swapper_library()
     program = resolve_program(cmd[0], library, "swap its locks")
     settings, origin = mangled_sites(settings, program)
