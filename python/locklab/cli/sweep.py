@@ -85,7 +85,7 @@ def command(args: argparse.Namespace) -> int:
     failed = sum(not r["ok"] for r in rows)
     print(f"locklab: run {run_id} done: {len(rows)} points, {failed} failed; "
           f"report with: locklab report {run_id} --db {args.db}", file=sys.stderr)
-    print(verdict.terminal(rows, run_id), end="")
+    print(verdict.terminal(rows, run_id, kinds.grid(spec)), end="")
     return 1 if failed else 0
 
 
