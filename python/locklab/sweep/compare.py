@@ -137,7 +137,8 @@ def ratios(conn: sqlite3.Connection, run_a: int, run_b: int,
     Runs whose points were measured differently (MEASURED_WITH) are refused unless
     ALLOW_MISMATCH; every difference between the runs is listed in `differences`.
     """
-    measured, noted = differences(store.get_run(conn, run_a), store.get_run(conn, run_b))
+    measured, noted = differences(store.get_run(conn, run_a, grid=False),
+                                  store.get_run(conn, run_b, grid=False))
     if measured and not allow_mismatch:
         raise LocklabError(f"run {run_a} and run {run_b} measured their points differently "
                            f"({'; '.join(measured)}): their ratios would be the difference "
