@@ -385,11 +385,22 @@ def finish_run(conn: sqlite3.Connection, run_id: int) -> None:
     conn.execute("UPDATE runs SET finished = ? WHERE id = ?", (now(), run_id))
 
 
-def done_points(conn: sqlite3.Connection, run_id: int) -> set[Point]:
-    """The points of a run already stored, failed ones included."""
+def done_points(conn: sqlite3.Connection, run_id: int, only_ok: bool = False) -> set[Point]:
+    """The points of a run already stored, failed ones included unless ONLY_OK."""
     cols = ", ".join(Point._fields)
-    rows = conn.execute(f"SELECT {cols} FROM points WHERE run_id = ?", (run_id,))
+    rows = conn.execute(f"SELECT {cols} FROM points WHERE run_id = ?"
+                        + (" AND ok" if only_ok else ""), (run_id,))
     return {Point(*row) for row in rows}
+
+
+def forget_failed(conn: sqlite3.Connection, run_id: int) -> int:
+    """Drop a run's failed points, so that resuming it runs them again; how many."""
+    return conn.execute("DELETE FROM points WHERE run_id = ? AND NOT ok", (run_id,)).rowcount
+
+
+def set_spec(conn: sqlite3.Connection, run_id: int, spec: dict) -> None:
+    """Store a run's spec as it is now (a resumed run's new timeout)."""
+    conn.execute("UPDATE runs SET spec = ? WHERE id = ?", (json.dumps(spec), run_id))
 
 
 def record_point(
