@@ -8,6 +8,7 @@ packages=(
   python3 python3-venv python3-dev               # the CLI's virtualenv
   libck-dev libabsl-dev g++                      # the benchmark's peer locks (ck, absl::Mutex)
   libdw-dev                                      # the profiler's file:line (locklab-lines)
+  clang libbpf-dev bpftool                       # the attach tracer (locklab-attach): eBPF
   memcached libmemcached-tools                   # the profiler's test: memcached under memcaslap
   libjemalloc2 libtcmalloc-minimal4              # ... and programs on other allocators
   mariadb-server mariadb-client sysbench         # the program sweep: MariaDB under sysbench

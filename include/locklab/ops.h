@@ -32,10 +32,22 @@ struct ll_knob {
 	const char *const *choices;  /* NULL-terminated names for enum knobs, else NULL */
 };
 
-/* Properties the benchmark and tests plan around. */
+/*
+ * Properties of an algorithm, in its table's flags: the benchmark, the tests,
+ * the monitor, the lock swapper and `locklab list` read them, never the name.
+ * A lock that waits sets one of PARKS and SPINS.
+ */
 enum {
 	LL_ALGO_PARKS = 1u << 0,     /* may sleep in the kernel while waiting */
 	LL_ALGO_FIFO  = 1u << 1,     /* grants the lock in arrival order */
+	LL_ALGO_SPINS = 1u << 2,     /* waits by spinning (or yielding) alone, never sleeps */
+	/*
+	 * The state is glibc's own lock (a pthread_mutex_t, or a pthread_rwlock_t
+	 * for an rwlock) at its start, and lock and unlock are glibc's calls on it:
+	 * a host that interposes those calls may make them on the state itself,
+	 * and the library's helpers see none of its waits.
+	 */
+	LL_ALGO_GLIBC = 1u << 3,
 };
 
 /* Bytes of algorithm state inside every ll_mutex_t (128 less ops and the monitor word). */

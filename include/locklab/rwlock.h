@@ -123,10 +123,11 @@ static inline int ll_rwlock_timedwrlock(ll_rwlock_t *rw, const struct timespec *
 /*
  * A deadline on clock clk (CLOCK_MONOTONIC or CLOCK_REALTIME; an int so that
  * strict ISO C sees no clockid_t) as a CLOCK_MONOTONIC one, what every
- * algorithm waits on: 0, or EINVAL for another clock or a tv_nsec outside
- * [0, 1e9).  A realtime deadline is converted once, from the time left now
- * (saturated: a far one stays far); a later step of the realtime clock does
- * not move it.
+ * algorithm waits on: 0, or EINVAL for another clock, no deadline (NULL) or
+ * a tv_nsec outside [0, 1e9).  A realtime deadline is converted once, from
+ * the time left now, saturated on the nanosecond scale of ll_timespec_ns: a
+ * far one stays far, a past one stays past.  A later step of the realtime
+ * clock does not move it.
  */
 LL_API int ll_clock_to_mono(int clk, const struct timespec *abs, struct timespec *abs_mono);
 

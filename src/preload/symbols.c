@@ -2,8 +2,8 @@
  * symbols.c: names for code and static data, as plockstat prints them
  * ("object`symbol+0x1c"); see symbols.h for who uses it, and how.
  *
- * The loaded objects come from dl_iterate_phdr; each one's symbols from its
- * file on disk, the full .symtab when it has one (static functions and
+ * The loaded objects come from dl_iterate_phdr (or, for a process traced from
+ * outside, from its /proc/PID/maps); each one's symbols from its file on disk, the full .symtab when it has one (static functions and
  * variables, which .dynsym lacks), else from its separate debug file found
  * by build-id (/usr/lib/debug/.build-id/xx/yyyy.debug, as Debian's -dbgsym
  * packages install them), else .dynsym.  Addresses without a symbol print as
@@ -11,9 +11,12 @@
  * in every run whatever the load address.
  */
 #include <elf.h>
+#include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <link.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -47,6 +50,9 @@ struct pl_obj {
 	uintptr_t bias;
 	const ElfW(Phdr) *phdr;
 	int phnum;
+	/* Another process's object: its file as mapped here (map[0]), where the
+	 * program headers and notes are read; NULL for one of this process. */
+	const char *image;
 	int loaded;
 	struct symtab funcs, data;
 	void *map[2];
@@ -72,6 +78,8 @@ void pl_exe_forget(void)
 {
 	exe_path[0] = 0;
 }
+
+static void *map_file(const char *path, size_t *len);
 
 static void obj_set(struct pl_obj *o, const char *path, uintptr_t bias, const ElfW(Phdr) *phdr,
 		    int phnum)
@@ -146,6 +154,98 @@ int pl_syms_know(struct pl_syms *s, uintptr_t addr)
 	o->map_start = fo.dlfo_map_start;
 	s->nobjs++;
 	return 1;
+}
+
+/* /proc/PID/maps line: "start-end perms offset dev inode   path"; 1 when it maps a file. */
+static int maps_line(char *line, uintptr_t *start, uintptr_t *end, uintptr_t *offset, char **path)
+{
+	int at = 0;
+	if (sscanf(line, "%" SCNxPTR "-%" SCNxPTR " %*s %" SCNxPTR " %*s %*s %n", start, end, offset,
+		   &at) != 3 || !at)
+		return 0;
+	char *p = line + at;
+	p[strcspn(p, "\n")] = 0;
+	if (*p != '/')
+		return 0;   /* anonymous memory, [stack], [vdso], [heap] */
+	size_t n = strlen(p);
+	if (n > 10 && !strcmp(p + n - 10, " (deleted)"))
+		p[n - 10] = 0;
+	*path = p;
+	return 1;
+}
+
+/* The file mapped at [start, end) of pid: the very file through map_files (root
+ * only), else by its name in the process's root. */
+static void *map_pid_file(pid_t pid, uintptr_t start, uintptr_t end, const char *path,
+			  size_t *len)
+{
+	char at[600];
+	snprintf(at, sizeof(at), "/proc/%d/map_files/%" PRIxPTR "-%" PRIxPTR, (int)pid, start, end);
+	void *img = map_file(at, len);
+	if (!img) {
+		snprintf(at, sizeof(at), "/proc/%d/root%s", (int)pid, path);
+		img = map_file(at, len);
+	}
+	return img;
+}
+
+/* An object of pid from the mapping of its file at `offset` (usually 0, its
+ * headers): program headers from the file, the bias from where the segment
+ * holding that offset was placed.  0 when the file is not a usable ELF object. */
+static int obj_of_pid(struct pl_syms *s, pid_t pid, uintptr_t start, uintptr_t end,
+		      uintptr_t offset, const char *path)
+{
+	size_t len = 0;
+	char *img = room(s) ? map_pid_file(pid, start, end, path, &len) : NULL;
+	if (!img)
+		return 0;
+	const ElfW(Ehdr) *eh = (const void *)img;
+	const char *kept = NULL;
+	if (eh->e_ident[EI_CLASS] == ELFCLASSNATIVE_ && eh->e_phoff &&
+	    eh->e_phoff + (size_t)eh->e_phnum * sizeof(ElfW(Phdr)) <= len)
+		kept = keep_path(s, path);
+	const ElfW(Phdr) *ph = kept ? (const void *)(img + eh->e_phoff) : NULL;
+	uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+	for (int k = 0; ph && k < eh->e_phnum; k++) {
+		if (ph[k].p_type != PT_LOAD || (ph[k].p_offset & ~(page - 1)) != offset)
+			continue;
+		struct pl_obj *o = &s->objs[s->nobjs++];
+		obj_set(o, kept, start - (ph[k].p_vaddr & ~(page - 1)), ph, eh->e_phnum);
+		o->image = img;
+		o->map[0] = img;
+		o->maplen[0] = len;
+		return 1;
+	}
+	munmap(img, len);
+	return 0;
+}
+
+int pl_syms_begin_pid(struct pl_syms *s, pid_t pid)
+{
+	char path[64], line[4200];
+	s->objs = NULL;
+	s->nobjs = 0;
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return -1;
+	/* An object's mappings are one run of lines of its path; a new run starts
+	 * at another path, or at offset 0 of the same one (mapped twice). */
+	char last[4096] = "";
+	while (fgets(line, sizeof(line), f)) {
+		uintptr_t start, end, offset;
+		char *file;
+		if (!maps_line(line, &start, &end, &offset, &file) ||
+		    (!strcmp(file, last) && offset != 0))
+			continue;
+		snprintf(last, sizeof(last), "%s", file);
+		obj_of_pid(s, pid, start, end, offset, file);
+	}
+	int failed = ferror(f);
+	fclose(f);
+	if (failed)
+		errno = EIO;
+	return failed ? -1 : 0;
 }
 
 void pl_syms_end(struct pl_syms *s)
@@ -232,8 +332,9 @@ static const unsigned char *build_id(const struct pl_obj *o, unsigned *n)
 	for (int i = 0; i < o->phnum; i++) {
 		if (o->phdr[i].p_type != PT_NOTE)
 			continue;
-		const char *p = (const char *)(o->bias + o->phdr[i].p_vaddr);
-		const char *end = p + o->phdr[i].p_memsz;
+		const char *p = o->image ? o->image + o->phdr[i].p_offset
+					 : (const char *)(o->bias + o->phdr[i].p_vaddr);
+		const char *end = p + (o->image ? o->phdr[i].p_filesz : o->phdr[i].p_memsz);
 		while (p + sizeof(ElfW(Nhdr)) <= end) {
 			const ElfW(Nhdr) *nh = (const void *)p;
 			const char *name = p + sizeof(*nh);
@@ -305,7 +406,8 @@ static void load(struct pl_syms *syms, struct pl_obj *o)
 	size_t len = 0;
 	unsigned type = SHT_SYMTAB;
 
-	o->map[0] = map_file(o->path, &o->maplen[0]);
+	if (!o->map[0])
+		o->map[0] = map_file(o->path, &o->maplen[0]);
 	if (o->map[0] && has_section(o->map[0], o->maplen[0], SHT_SYMTAB)) {
 		img = o->map[0];
 		len = o->maplen[0];
@@ -381,13 +483,16 @@ static const struct sym *lookup(const struct symtab *tab, uintptr_t a)
 	return NULL;
 }
 
-/* C++ names demangled, the parameter list dropped (plockstat prints ha_innobase::rnd_next). */
-static void put_name(struct pl_syms *syms, const char *name, char *buf, size_t len)
+void pl_sym_demangle(struct pl_syms *syms, const char *name, char *buf, size_t len)
 {
-	if (!syms->demangle || name[0] != '_' || name[1] != 'Z' || syms->demangle(name, buf, len)) {
-		snprintf(buf, len, "%s", name);
+	int status = -1;
+	char *dm = syms->cxa_demangle && name[0] == '_' && name[1] == 'Z'
+			   ? syms->cxa_demangle(name, NULL, NULL, &status)
+			   : NULL;
+	snprintf(buf, len, "%s", dm && status == 0 ? dm : name);
+	free(dm);
+	if (status != 0)
 		return;
-	}
 	int depth = 0;
 	char *cut = NULL;
 	for (char *p = buf; *p && !cut; p++) {
@@ -414,7 +519,7 @@ static int name_in(struct pl_syms *syms, struct pl_obj *o, const struct symtab *
 		return 0;
 	}
 	char name[256];
-	put_name(syms, s->name, name, sizeof(name));
+	pl_sym_demangle(syms, s->name, name, sizeof(name));
 	uintptr_t off = shown - o->bias - s->addr;
 	if (off)
 		snprintf(buf, len, "%s`%s+0x%lx", o->base, name, (unsigned long)off);

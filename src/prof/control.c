@@ -52,7 +52,7 @@ static int write_file(const char *path, const struct prof_buf *b, int append)
  * CLI mode: DIR/PID.live exists while this process may still write a report
  * (made at start and in a fork child, removed after the exit report).  A
  * daemon outlives `locklab profile`, which finds these, keeps the directory
- * and says where the daemon's report will be (python/locklab/profile.py).
+ * and says where the daemon's report will be (python/locklab/profile/session.py).
  * An exec keeps the pid and the file: the new program owns it.
  */
 static void live_path(char *buf, size_t len, pid_t pid)

@@ -34,8 +34,8 @@
 #define likely(x) __builtin_expect(!!(x), 1)
 #define unlikely(x) __builtin_expect(!!(x), 0)
 
-/* What kind of object a lock address is. */
-enum prof_kind { PROF_MUTEX, PROF_RWLOCK, PROF_FUTEX, PROF_NKINDS };
+/* What kind of object a lock address is (condvars: locklab-attach --condvar only). */
+enum prof_kind { PROF_MUTEX, PROF_RWLOCK, PROF_FUTEX, PROF_CONDVAR, PROF_NKINDS };
 
 /* What a record counts. */
 enum prof_event {
@@ -44,11 +44,12 @@ enum prof_event {
 	PROF_EV_READ,    /* blocked in pthread_rwlock_rdlock and friends */
 	PROF_EV_WRITE,   /* blocked in pthread_rwlock_wrlock and friends */
 	PROF_EV_FUTEX,   /* slept in syscall(SYS_futex, FUTEX_WAIT...) */
+	PROF_EV_SIGNAL,  /* waited in pthread_cond_wait for a signal (locklab-attach --condvar) */
 	PROF_EV_HOLD,    /* a sampled hold: acquisition to release */
 	PROF_EV_BLAME,   /* waiter-ns that piled up while this stack held the lock */
 	PROF_NEVENTS
 };
-#define PROF_EV_IS_WAIT(e) ((e) <= PROF_EV_FUTEX)
+#define PROF_EV_IS_WAIT(e) ((e) <= PROF_EV_SIGNAL)
 
 /* Power-of-two wait histogram: bucket b counts waits in [2^b, 2^(b+1)) ns. */
 #define PROF_HIST 40
@@ -197,6 +198,8 @@ void prof_start_helper(void);          /* the dump thread, once the program has 
 
 /* records.c */
 struct prof_thread *prof_thread_get(void); /* NULL when out of memory */
+/* A thread's table, on the reporter's list (name: NULL or up to 15 bytes). */
+struct prof_thread *prof_thread_new(pid_t tid, const char *name);
 
 /* locks.c */
 struct prof_lock *prof_lock_find(const void *addr, int create);
@@ -215,8 +218,9 @@ void prof_lock_each_sampled(void (*fn)(void *, uintptr_t, uintptr_t), void *arg)
 void prof_lock_after_fork(void);
 uint64_t prof_lock_dropped(void);
 
-/* stacks.c */
+/* stacks.c: ids 1.., 0 when the table is full */
 uint32_t prof_stack_capture(uintptr_t from_pc);
+uint32_t prof_stack_intern(const uintptr_t *pc, int n);   /* frames known already */
 const uintptr_t *prof_stack_get(uint32_t id, int *depth);
 uint64_t prof_stack_dropped(void);
 
@@ -224,12 +228,23 @@ uint64_t prof_stack_dropped(void);
 /* count: 1 for an event, 0 to add ns to the record alone (a leftover blame). */
 void prof_record(uint8_t event, uint8_t kind, const void *addr, uintptr_t site,
 		 uintptr_t caller, uint32_t stack, uint64_t ns, uint32_t count);
+/* Many events at once, into thread t's record (its one writer calls): count and
+ * total_ns added, max_ns the largest, hist added bucket by bucket. */
+struct prof_sum {
+	uint64_t count, total_ns, max_ns;
+	uint32_t hist[PROF_HIST];
+};
+void prof_record_add(struct prof_thread *t, uint8_t event, uint8_t kind, uintptr_t addr,
+		     uintptr_t site, uintptr_t caller, uint32_t stack, const struct prof_sum *sum);
 struct prof_thread *prof_threads(void);
 void prof_threads_after_fork(void);
 
 /* trace.c: the timeline of waits, per thread (LOCKLAB_PROF_TRACE). */
 void prof_trace_wait(uint8_t event, uint8_t kind, const void *addr, uintptr_t site,
 		     uint64_t t0, uint64_t ns);
+/* The same into thread t's ring, by its one writer (locklab-attach's collector). */
+void prof_trace_add(struct prof_thread *t, uint8_t event, uint8_t kind, uintptr_t addr,
+		    uintptr_t site, uint64_t t0, uint64_t ns);
 
 /* symbols.c: report time only (reads files, may take a while). */
 extern int prof_sym_plain;             /* no dlsym, no demangling (set by control.c) */
@@ -261,7 +276,29 @@ void prof_buf_json_str(struct prof_buf *b, const char *s);
 void prof_buf_free(struct prof_buf *b);
 
 /* report.c */
-enum prof_dump_reason { PROF_DUMP_EXIT, PROF_DUMP_SIGNAL, PROF_DUMP_INTERVAL };
+/* DETACH: locklab-attach's trace ended while its process ran on. */
+enum prof_dump_reason { PROF_DUMP_EXIT, PROF_DUMP_SIGNAL, PROF_DUMP_INTERVAL, PROF_DUMP_DETACH };
+/*
+ * Whose report it is.  The profiler's is its own process: all zero, the pid
+ * read at report time (a fork changes it).  locklab-attach reports a process
+ * it traces from outside, whose waits it sees as futex calls: `traced`, so
+ * the report says hold times are not seen and calls the holders wakers (the
+ * threads whose wake ended a wait).  The hooks, each optional, add to the
+ * report: file:line after a frame in the text ("planted.c:88", "" when none),
+ * a frame's JSON "lines" value (an array, or null), lines under the text's
+ * header, members at the end of the JSON object (each starting with a comma).
+ */
+struct prof_subject {
+	const char *tool;               /* NULL: "locklab-prof" */
+	pid_t pid, ppid;
+	int traced;
+	uint64_t end_ns;                /* when the report's span ends (0: as it is written) */
+	const char *(*text_where)(uintptr_t pc);
+	void (*json_lines)(struct prof_buf *b, uintptr_t pc);
+	void (*text_notes)(struct prof_buf *b);
+	void (*json_members)(struct prof_buf *b);
+};
+extern struct prof_subject prof_subject;
 extern int prof_exit_signal;           /* the exit report is written before this signal kills */
 /* trace: the timeline as JSON (NULL: none; only with LOCKLAB_PROF_TRACE). */
 void prof_report(enum prof_dump_reason why, struct prof_buf *text, struct prof_buf *json,

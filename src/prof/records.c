@@ -8,7 +8,12 @@
  * after which the reporter may read it.  Counts are single-writer, so they
  * are bumped with a relaxed load and store (no locked instruction); relaxed
  * atomics only make the reporter's concurrent reads well defined.
+ *
+ * locklab-attach (src/attach/) keeps its traced threads' records here too,
+ * made by prof_thread_new and fed in blocks by prof_record_add from its one
+ * collecting thread: the single writer of every record it keeps.
  */
+#include <string.h>
 #include <sys/prctl.h>
 #include <unistd.h>
 
@@ -21,23 +26,21 @@ static _Atomic(struct prof_thread *) threads_head;
 
 __thread struct prof_tls prof_tls __attribute__((tls_model("initial-exec")));
 
-struct prof_thread *prof_thread_get(void)
+struct prof_thread *prof_thread_new(pid_t tid, const char *name)
 {
-	struct prof_thread *t = prof_tls.thread;
-	if (likely(t))
-		return t;
 	/* mmap, not malloc: we may be inside the allocator (see interpose.c). Once per thread. */
-	t = pl_map(sizeof(*t) + REC_CAP * sizeof(struct prof_rec));
+	struct prof_thread *t = pl_map(sizeof(*t) + REC_CAP * sizeof(struct prof_rec));
 	if (!t)
 		return NULL;
 	t->cap = REC_CAP;
-	t->tid = gettid();
+	t->tid = tid;
+	if (name)   /* no stdio: this runs inside the program's lock calls */
+		memcpy(t->name, name, strnlen(name, sizeof(t->name) - 1));
 	if (prof_cfg.trace) {
 		/* Address space for the whole ring, pages touched as it fills. */
 		t->trace = pl_map(prof_cfg.trace * sizeof(struct prof_trace_ev));
 		t->trace_cap = t->trace ? prof_cfg.trace : 0;
 	}
-	prctl(PR_GET_NAME, t->name, 0, 0, 0);
 	/* Release: the thread's tid, name and zeroed records are visible to the reporter
 	 * before the thread is on the list. */
 	struct prof_thread *head = atomic_load_explicit(&threads_head, memory_order_relaxed);
@@ -45,6 +48,17 @@ struct prof_thread *prof_thread_get(void)
 		t->next = head;
 	while (!atomic_compare_exchange_weak_explicit(&threads_head, &head, t, memory_order_release,
 						      memory_order_relaxed));
+	return t;
+}
+
+struct prof_thread *prof_thread_get(void)
+{
+	struct prof_thread *t = prof_tls.thread;
+	if (likely(t))
+		return t;
+	char name[16] = "";
+	prctl(PR_GET_NAME, name, 0, 0, 0);
+	t = prof_thread_new(gettid(), name);
 	prof_tls.thread = t;
 	return t;
 }
@@ -74,19 +88,15 @@ static inline unsigned bucket(uint64_t ns)
 	atomic_store_explicit(&(field), atomic_load_explicit(&(field), memory_order_relaxed) + (v), \
 			      memory_order_relaxed)
 
-void prof_record(uint8_t event, uint8_t kind, const void *addr, uintptr_t site,
-		 uintptr_t caller, uint32_t stack, uint64_t ns, uint32_t count)
+/* Thread t's record of the key, claimed if new; NULL when its table is full. */
+static struct prof_rec *record_of(struct prof_thread *t, uint8_t event, uint8_t kind, uintptr_t a,
+				  uintptr_t site, uintptr_t caller, uint32_t stack)
 {
-	struct prof_thread *t = prof_thread_get();
-	if (!t)
-		return;
-	uintptr_t a = (uintptr_t)addr;
 	uint64_t h = (a >> 3) ^ (site * 31) ^ ((uint64_t)caller * 0x9e3779b97f4a7c15ull) ^
 		     ((uint64_t)stack << 20) ^ event;
 	h ^= h >> 31;
 	h *= 0xbf58476d1ce4e5b9ull;
 	uint32_t i = (uint32_t)(h >> 40) & (t->cap - 1);
-	struct prof_rec *r = NULL;
 	for (int p = 0; p < REC_PROBES; p++, i = (i + 1) & (t->cap - 1)) {
 		struct prof_rec *s = &t->recs[i];
 		/* Relaxed: only this thread writes the slot. */
@@ -105,27 +115,51 @@ void prof_record(uint8_t event, uint8_t kind, const void *addr, uintptr_t site,
 			/* Release: the key and the list entry are complete before the reporter
 			 * sees the slot. */
 			atomic_store_explicit(&t->nrec, n + 1, memory_order_release);
-			r = s;
-			break;
+			return s;
 		}
 		if (s->addr == a && s->event == event && s->stack == stack && s->caller == caller &&
-		    s->site == site) {
-			r = s;
-			break;
-		}
+		    s->site == site)
+			return s;
 	}
-	if (!r) {
-		t->dropped++;
-		return;
-	}
-	BUMP(r->count, count);
-	BUMP(r->total_ns, ns);
-	/* Relaxed: single writer; the reporter may reset imax_ns (a lost max is harmless). */
+	t->dropped++;
+	return NULL;
+}
+
+/* Relaxed: single writer; the reporter may reset imax_ns (a lost max is harmless). */
+static void raise_max(struct prof_rec *r, uint64_t ns)
+{
 	if (ns > atomic_load_explicit(&r->max_ns, memory_order_relaxed))
 		atomic_store_explicit(&r->max_ns, ns, memory_order_relaxed);
 	if (ns > atomic_load_explicit(&r->imax_ns, memory_order_relaxed))
 		atomic_store_explicit(&r->imax_ns, ns, memory_order_relaxed);
+}
+
+void prof_record(uint8_t event, uint8_t kind, const void *addr, uintptr_t site,
+		 uintptr_t caller, uint32_t stack, uint64_t ns, uint32_t count)
+{
+	struct prof_thread *t = prof_thread_get();
+	struct prof_rec *r = t ? record_of(t, event, kind, (uintptr_t)addr, site, caller, stack)
+			       : NULL;
+	if (!r)
+		return;
+	BUMP(r->count, count);
+	BUMP(r->total_ns, ns);
+	raise_max(r, ns);
 	/* Only waits are shown as histograms: a sampled hold leaves that line alone. */
 	if (count && PROF_EV_IS_WAIT(event))
 		BUMP(r->hist[bucket(ns)], 1u);
+}
+
+void prof_record_add(struct prof_thread *t, uint8_t event, uint8_t kind, uintptr_t addr,
+		     uintptr_t site, uintptr_t caller, uint32_t stack, const struct prof_sum *sum)
+{
+	struct prof_rec *r = record_of(t, event, kind, addr, site, caller, stack);
+	if (!r)
+		return;
+	BUMP(r->count, sum->count);
+	BUMP(r->total_ns, sum->total_ns);
+	raise_max(r, sum->max_ns);
+	for (int b = 0; b < PROF_HIST; b++)
+		if (sum->hist[b])
+			BUMP(r->hist[b], sum->hist[b]);
 }

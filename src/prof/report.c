@@ -15,10 +15,29 @@
  */
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "report.h"
 
 int prof_exit_signal;
+struct prof_subject prof_subject;
+
+const char *const report_reason_name[] = { "exit", "signal", "interval", "detach" };
+
+pid_t report_pid(void)
+{
+	return prof_subject.pid ? prof_subject.pid : getpid();
+}
+
+pid_t report_ppid(void)
+{
+	return prof_subject.pid ? prof_subject.ppid : getppid();
+}
+
+const char *report_tool(void)
+{
+	return prof_subject.tool ? prof_subject.tool : "locklab-prof";
+}
 
 struct item {
 	const struct prof_rec *r;
@@ -30,8 +49,8 @@ struct item {
 #define BUCKETS (1u << 16)
 
 const char *const report_event_name[PROF_NEVENTS] = { "mutex", "cond", "read", "write",
-							"futex", "hold", "blame" };
-const char *const report_kind_name[PROF_NKINDS] = { "mutex", "rwlock", "futex" };
+							"futex", "signal", "hold", "blame" };
+const char *const report_kind_name[PROF_NKINDS] = { "mutex", "rwlock", "futex", "condvar" };
 
 static uint64_t mix(uint64_t h, uint64_t v)
 {
@@ -407,7 +426,7 @@ static void refresh_names(void)
 {
 	for (struct prof_thread *t = prof_threads(); t; t = t->next) {
 		char path[64], name[16];
-		snprintf(path, sizeof(path), "/proc/self/task/%d/comm", (int)t->tid);
+		snprintf(path, sizeof(path), "/proc/%d/task/%d/comm", (int)report_pid(), (int)t->tid);
 		int n = prof_read_file(path, name, sizeof(name));
 		if (n > 0 && name[n - 1] == '\n')
 			n--;
@@ -423,7 +442,7 @@ void prof_report(enum prof_dump_reason why, struct prof_buf *text, struct prof_b
 {
 	static unsigned seq;
 	struct ctx c = { 0 };
-	uint64_t now = prof_now();
+	uint64_t now = prof_subject.end_ns ? prof_subject.end_ns : prof_now();
 	c.delta = why == PROF_DUMP_INTERVAL;
 	c.bucket = prof_arena_alloc(BUCKETS * sizeof(*c.bucket));
 	c.strings = prof_arena_alloc(BUCKETS * sizeof(*c.strings));

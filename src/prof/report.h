@@ -73,6 +73,12 @@ struct strnode {
 
 extern const char *const report_event_name[PROF_NEVENTS];
 extern const char *const report_kind_name[PROF_NKINDS];
+extern const char *const report_reason_name[];   /* by enum prof_dump_reason */
+
+/* Whose report (prof_subject): its process, and the tool that writes it. */
+pid_t report_pid(void);
+pid_t report_ppid(void);
+const char *report_tool(void);
 
 /* Names, memoised: symbol lookups are the expensive part of a report. */
 struct strnode *report_str_slot(struct ctx *c, uint64_t key, uintptr_t addr, uintptr_t site);

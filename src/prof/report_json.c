@@ -4,7 +4,6 @@
  * and the timeline of each thread's last waits (report.h).
  */
 #include <stdio.h>
-#include <unistd.h>
 
 #include "preload/symbols.h"
 #include "report.h"
@@ -24,7 +23,7 @@ static void json_stats(struct prof_buf *b, const struct stats *s, const char *to
 }
 
 /* [object, "0xLINK"]: where a return address lies, for symbolisers outside the
- * process (python/locklab/lines.py): the object's index in "objects" and the
+ * process (python/locklab/profile/lines.py): the object's index in "objects" and the
  * address as linked (pc - bias); [-1, "0xPC"] in no known object. */
 static void json_at(struct ctx *c, struct prof_buf *b, uintptr_t pc)
 {
@@ -51,6 +50,15 @@ static void json_stack(struct ctx *c, struct prof_buf *b, const uintptr_t *pcs, 
 		if (i)
 			prof_buf_printf(b, ",");
 		json_at(c, b, pcs[i]);
+	}
+	prof_buf_printf(b, "]");
+	if (!prof_subject.json_lines)
+		return;
+	prof_buf_printf(b, ",\"lines\":[");
+	for (int i = 0; i < n; i++) {
+		if (i)
+			prof_buf_printf(b, ",");
+		prof_subject.json_lines(b, pcs[i]);
 	}
 	prof_buf_printf(b, "]");
 }
@@ -95,14 +103,13 @@ static void json_threads(struct prof_buf *b, struct group *list)
 void report_json(struct ctx *c, struct prof_buf *b, enum prof_dump_reason why, uint64_t now,
 		 unsigned seq)
 {
-	static const char *reason[] = { "exit", "signal", "interval" };
 	size_t nlocks;
 	struct group **locks = report_sorted(c->top[G_LOCK], &nlocks, KEEP_FILTERED);
 	uint64_t lost_recs = 0;
 	for (const struct prof_thread *t = prof_threads(); t; t = t->next)
 		lost_recs += t->dropped;
-	prof_buf_printf(b, "{\"tool\":\"locklab-prof\",\"format\":1,\"pid\":%d,\"ppid\":%d,\"exe\":",
-			(int)getpid(), (int)getppid());
+	prof_buf_printf(b, "{\"tool\":\"%s\",\"format\":1,\"pid\":%d,\"ppid\":%d,\"exe\":",
+			report_tool(), (int)report_pid(), (int)report_ppid());
 	prof_buf_json_str(b, prof_exe_name());
 	prof_buf_printf(b, ",\"signal\":%d", why == PROF_DUMP_EXIT ? prof_exit_signal : 0);
 	/* Which locks served the mutexes: null when glibc's did (no swapper loaded). */
@@ -113,7 +120,7 @@ void report_json(struct ctx *c, struct prof_buf *b, enum prof_dump_reason why, u
 	prof_buf_printf(b, ",\"reason\":\"%s\",\"seq\":%u,\"delta\":%s,\"start_ns\":%llu,"
 			   "\"end_ns\":%llu,\"hold_every\":%d,\"depth\":%d,"
 			   "\"dropped\":{\"locks\":%llu,\"stacks\":%llu,\"records\":%llu},\"locks\":[",
-			reason[why], seq, c->delta ? "true" : "false",
+			report_reason_name[why], seq, c->delta ? "true" : "false",
 			(unsigned long long)(c->delta ? prof_last_dump_ns : prof_start_ns),
 			(unsigned long long)now, prof_cfg.hold_every, prof_cfg.depth,
 			(unsigned long long)prof_lock_dropped(), (unsigned long long)prof_stack_dropped(),
@@ -129,6 +136,10 @@ void report_json(struct ctx *c, struct prof_buf *b, enum prof_dump_reason why, u
 			prof_buf_json_str(b, report_frame_name(c, l->site));
 			prof_buf_printf(b, ",\"site_at\":");
 			json_at(c, b, l->site);
+			if (prof_subject.json_lines) {
+				prof_buf_printf(b, ",\"site_lines\":");
+				prof_subject.json_lines(b, l->site);
+			}
 			prof_buf_printf(b, ",");
 		}
 		json_stats(b, &l->s, "wait_ns");
@@ -163,6 +174,8 @@ void report_json(struct ctx *c, struct prof_buf *b, enum prof_dump_reason why, u
 	prof_buf_printf(b, "]");
 	json_threads(b, c->top[G_THREAD]);
 	json_objects(c, b);
+	if (prof_subject.json_members)
+		prof_subject.json_members(b);
 	prof_buf_printf(b, "}\n");
 }
 
@@ -188,13 +201,13 @@ static uint32_t trace_lock_index(struct ctx *c, struct prof_buf *names, uint32_t
 /*
  * {"pid", "locks": [names], "threads": [{tid, name, waits, dropped, "events":
  * [[start_ns, wait_ns, lock, "event"], ...]}]}: each thread's last waits, oldest
- * first, for python/locklab/profile.py to turn into a Chrome trace.
+ * first, for python/locklab/profile/trace.py to turn into a Chrome trace.
  */
 void report_trace(struct ctx *c, struct prof_buf *b)
 {
 	struct prof_buf names = { 0 };
 	uint32_t nnames = 0;
-	prof_buf_printf(b, "{\"pid\":%d,\"capacity\":%u,\"threads\":[", (int)getpid(),
+	prof_buf_printf(b, "{\"pid\":%d,\"capacity\":%u,\"threads\":[", (int)report_pid(),
 			prof_cfg.trace);
 	int first = 1;
 	for (struct prof_thread *t = prof_threads(); t; t = t->next) {

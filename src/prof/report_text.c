@@ -6,7 +6,6 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "report.h"
 
@@ -16,8 +15,16 @@ static const char *const event_title[PROF_NEVENTS] = {
 	"R/W reader block",
 	"R/W writer block",
 	"Futex wait (syscall(SYS_futex))",
+	"Condvar wait for a signal (pthread_cond_wait: not lock contention)",
 	"", ""
 };
+
+/* A frame ending a line: its name, and where the subject knows it, "  at FILE:LINE". */
+static void text_frame(struct ctx *c, struct prof_buf *b, uintptr_t pc)
+{
+	const char *where = prof_subject.text_where && pc ? prof_subject.text_where(pc) : "";
+	prof_buf_printf(b, "%s%s%s\n", report_frame_name(c, pc), *where ? "  at " : "", where);
+}
 
 static void text_hist_and_stack(struct ctx *c, struct prof_buf *b, const struct stats *s,
 				const uintptr_t *pcs, int npcs)
@@ -46,7 +53,10 @@ static void text_hist_and_stack(struct ctx *c, struct prof_buf *b, const struct 
 		} else {
 			prof_buf_printf(b, "%14s  %24s  %6s     ", "", "", "");
 		}
-		prof_buf_printf(b, "%s\n", k < npcs ? report_frame_name(c, pcs[k]) : "");
+		if (k < npcs)
+			text_frame(c, b, pcs[k]);
+		else
+			prof_buf_printf(b, "\n");
 	}
 	prof_buf_printf(b, "\n");
 }
@@ -98,15 +108,15 @@ static void text_rows(struct ctx *c, struct prof_buf *b, struct group **locks, s
 			prof_buf_printf(b, "%s\n", "-------------------------------------------------"
 						   "------------------------------");
 		if (tag == G_HOLDER_ROW)
-			prof_buf_printf(b, "%10llu %11llu %10.3f %-*s %s\n",
+			prof_buf_printf(b, "%10llu %11llu %10.3f %-*s ",
 					(unsigned long long)g->s.count, (unsigned long long)avg,
-					(double)g->s.total / 1e6, w, g->lock,
-					report_frame_name(c, g->pcs[0]));
+					(double)g->s.total / 1e6, w, g->lock);
 		else
-			prof_buf_printf(b, "%10llu %11llu %11llu %10.3f %-*s %s\n",
+			prof_buf_printf(b, "%10llu %11llu %11llu %10.3f %-*s ",
 					(unsigned long long)g->s.count, (unsigned long long)avg,
 					(unsigned long long)g->s.max, (double)g->s.total / 1e6, w,
-					g->lock, report_frame_name(c, g->pcs[0]));
+					g->lock);
+		text_frame(c, b, g->pcs[0]);
 		if (prof_cfg.show_depth > 0 && tag != G_HOLD_ROW)
 			text_hist_and_stack(c, b, &g->s, g->pcs, g->npcs);
 	}
@@ -114,15 +124,19 @@ static void text_rows(struct ctx *c, struct prof_buf *b, struct group **locks, s
 
 static void header(struct prof_buf *b, enum prof_dump_reason why, int delta, uint64_t now)
 {
-	static const char *reason[] = { "exit", "signal", "interval" };
 	uint64_t from = delta ? prof_last_dump_ns : prof_start_ns;
-	char killed[32] = "";
+	char killed[32] = "", holds[64];
 	if (why == PROF_DUMP_EXIT && prof_exit_signal)
 		snprintf(killed, sizeof(killed), " (SIG%s)", sigabbrev_np(prof_exit_signal));
-	prof_buf_printf(b, "locklab-prof: pid %d (%s), %s report%s, %.3f s%s, hold sampled 1 in %d\n",
-			(int)getpid(), prof_exe_name(), reason[why], killed,
-			(double)(now - from) / 1e9, delta ? " since the last interval" : "",
-			prof_cfg.hold_every);
+	if (prof_subject.traced)
+		snprintf(holds, sizeof(holds), "futex waits traced (hold times are not seen)");
+	else
+		snprintf(holds, sizeof(holds), "hold sampled 1 in %d", prof_cfg.hold_every);
+	prof_buf_printf(b, "%s: pid %d (%s), %s report%s, %.3f s%s, %s\n", report_tool(),
+			(int)report_pid(), prof_exe_name(), report_reason_name[why], killed,
+			(double)(now - from) / 1e9, delta ? " since the last interval" : "", holds);
+	if (prof_subject.text_notes)
+		prof_subject.text_notes(b);
 	char *what = locklab_swap_describe ? prof_arena_alloc(SWAP_DESCRIBED) : NULL;
 	if (what) {
 		locklab_swap_describe(0, what, SWAP_DESCRIBED);
@@ -157,19 +171,29 @@ void report_text(struct ctx *c, struct prof_buf *b, enum prof_dump_reason why, u
 		char hold[24] = "-";
 		if (h->count)
 			snprintf(hold, sizeof(hold), "%llu", (unsigned long long)(h->total / h->count));
-		prof_buf_printf(b, "%10llu %11llu %11llu %10.3f %10s %-6s %-6s %6u %s\n",
+		prof_buf_printf(b, "%10llu %11llu %11llu %10.3f %10s %-6s %-6s %6u ",
 				(unsigned long long)l->s.count,
 				(unsigned long long)(l->s.count ? l->s.total / l->s.count : 0),
 				(unsigned long long)l->s.max, (double)l->s.total / 1e6, hold,
-				report_kind_name[l->kind], l->is_static ? "static" : "heap", l->instances,
-				l->lock);
+				report_kind_name[l->kind], l->is_static ? "static" : "heap",
+				l->instances);
+		/* A heap lock named by its site is that frame. */
+		if (!l->is_static && l->site && !strcmp(l->lock, report_frame_name(c, l->site)))
+			text_frame(c, b, l->site);
+		else
+			prof_buf_printf(b, "%s\n", l->lock);
 	}
-	for (int e = 0; e <= PROF_EV_FUTEX; e++)
+	for (int e = 0; PROF_EV_IS_WAIT(e); e++)
 		text_rows(c, b, locks, nlocks, G_ROW, e, event_title[e], "Caller");
 	char title[128];
-	snprintf(title, sizeof(title),
-		 "Holders: waiting charged to the holder's release (waiter-ns, all waiters)");
-	text_rows(c, b, locks, nlocks, G_HOLDER_ROW, 0, title, "Holder");
+	if (prof_subject.traced)
+		text_rows(c, b, locks, nlocks, G_HOLDER_ROW, 0,
+			  "Wakers: waiting charged to the wake that ended it (waiter-ns, all waiters)",
+			  "Waker");
+	else
+		text_rows(c, b, locks, nlocks, G_HOLDER_ROW, 0,
+			  "Holders: waiting charged to the holder's release (waiter-ns, all waiters)",
+			  "Holder");
 	snprintf(title, sizeof(title), "Lock hold (sampled, 1 acquisition in %d; longest in all)",
 		 prof_cfg.hold_every);
 	size_t nall;

@@ -6,11 +6,13 @@
  * without frame pointers.  It starts at the frame that called the
  * interposed function, so the profiler's own frames never show.
  *
- * Storage: open addressing keyed by a hash of the return addresses.  A slot
- * is claimed by CAS of its hash, filled, then published by a release store of
- * `ready`.  A reader that finds a slot claimed but not ready moves on (it
- * may store the same stack twice; ids differ, frames do not), so nobody ever
- * waits here, and a fork in the middle of a store leaves no one stuck.
+ * Storage (prof_stack_intern, which locklab-attach also uses for the stacks
+ * it unwinds from the kernel's samples): open addressing keyed by a hash of
+ * the return addresses.  A slot is claimed by CAS of its hash, filled, then
+ * published by a release store of `ready`.  A reader that finds a slot
+ * claimed but not ready moves on (it may store the same stack twice; ids
+ * differ, frames do not), so nobody ever waits here, and a fork in the middle
+ * of a store leaves no one stuck.
  */
 #include <string.h>
 #include <unwind.h>
@@ -90,10 +92,17 @@ uint32_t prof_stack_capture(uintptr_t from_pc)
 		pc[0] = from_pc;
 		w.n = 1;
 	}
+	return prof_stack_intern(pc, w.n);
+}
+
+uint32_t prof_stack_intern(const uintptr_t *pc, int n)
+{
 	struct prof_stack *t = table_get();
-	if (!t)
+	if (!t || n < 1)
 		return 0;
-	uint64_t h = hash_pcs(pc, w.n);
+	if (n > PROF_MAX_DEPTH)
+		n = PROF_MAX_DEPTH;
+	uint64_t h = hash_pcs(pc, n);
 	uint32_t i = (uint32_t)(h >> (64 - STACK_BITS));
 	for (int p = 0; p < STACK_PROBES; p++, i = (i + 1) & (STACK_SLOTS - 1)) {
 		struct prof_stack *s = &t[i];
@@ -102,7 +111,7 @@ uint32_t prof_stack_capture(uintptr_t from_pc)
 		if (cur == h) {
 			/* Acquire: pairs with the release of `ready`, making the frames visible. */
 			if (atomic_load_explicit(&s->ready, memory_order_acquire) &&
-			    s->depth == (uint32_t)w.n && !memcmp(s->pc, pc, sizeof(pc[0]) * (size_t)w.n))
+			    s->depth == (uint32_t)n && !memcmp(s->pc, pc, sizeof(pc[0]) * (size_t)n))
 				return i + 1;
 			continue;
 		}
@@ -112,8 +121,8 @@ uint32_t prof_stack_capture(uintptr_t from_pc)
 		if (!atomic_compare_exchange_strong_explicit(&s->hash, &cur, h, memory_order_relaxed,
 							     memory_order_relaxed))
 			continue;
-		s->depth = (uint32_t)w.n;
-		memcpy(s->pc, pc, sizeof(pc[0]) * (size_t)w.n);
+		s->depth = (uint32_t)n;
+		memcpy(s->pc, pc, sizeof(pc[0]) * (size_t)n);
 		/* Release: depth and frames are complete before anyone compares them. */
 		atomic_store_explicit(&s->ready, 1, memory_order_release);
 		return i + 1;

@@ -5,25 +5,11 @@
  * except in a report written in a hurry (prof_sym_plain; see control.c).
  */
 #include <dlfcn.h>
-#include <stdio.h>
-#include <stdlib.h>
 
 #include "prof.h"
 #include "preload/symbols.h"
 
 int prof_sym_plain;
-static char *(*cxa_demangle)(const char *, char *, size_t *, int *);
-
-static int demangle(const char *name, char *buf, size_t len)
-{
-	int status = -1;
-	char *dm = cxa_demangle(name, NULL, NULL, &status);
-	if (dm && status == 0)
-		snprintf(buf, len, "%s", dm);
-	free(dm);
-	return dm && status == 0 ? 0 : -1;
-}
-
 static struct pl_syms syms;
 
 void prof_sym_begin(void)
@@ -33,9 +19,9 @@ void prof_sym_begin(void)
 	/* Not for a report written on the way out of a signal or _exit: dlsym takes
 	 * the loader's lock and __cxa_demangle calls malloc, either of which the
 	 * interrupted thread may hold.  Such a report keeps the mangled names. */
-	cxa_demangle = prof_sym_plain ? NULL
-				      : (__typeof__(cxa_demangle))dlsym(RTLD_DEFAULT, "__cxa_demangle");
-	syms.demangle = cxa_demangle ? demangle : NULL;
+	syms.cxa_demangle = prof_sym_plain ? NULL
+					   : (__typeof__(syms.cxa_demangle))dlsym(RTLD_DEFAULT,
+										  "__cxa_demangle");
 	pl_syms_begin(&syms);
 }
 

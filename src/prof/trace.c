@@ -6,7 +6,8 @@
  * oldest wait is overwritten; the report counts those (report.c), and the
  * CLI says how many were dropped.
  *
- * One writer per ring, the thread itself: it fills slot n % N with relaxed
+ * One writer per ring, the thread itself (or, for locklab-attach, its one
+ * collecting thread, by prof_trace_add): it fills slot n % N with relaxed
  * stores and publishes n + 1 with a release store.  The reporter reads the
  * slots below the count it acquired, then the count again: a slot the thread
  * may have overwritten in between is left out (counted as dropped).
@@ -19,12 +20,20 @@ void prof_trace_wait(uint8_t event, uint8_t kind, const void *addr, uintptr_t si
 	struct prof_thread *t = prof_tls.thread;
 	if (likely(!t || !t->trace))
 		return;
+	prof_trace_add(t, event, kind, (uintptr_t)addr, site, t0, ns);
+}
+
+void prof_trace_add(struct prof_thread *t, uint8_t event, uint8_t kind, uintptr_t addr,
+		    uintptr_t site, uint64_t t0, uint64_t ns)
+{
+	if (!t->trace)
+		return;
 	/* Relaxed: only this thread writes the count. */
 	uint64_t n = atomic_load_explicit(&t->trace_n, memory_order_relaxed);
 	struct prof_trace_ev *e = &t->trace[n % t->trace_cap];
 	atomic_store_explicit(&e->t0, t0, memory_order_relaxed);
 	atomic_store_explicit(&e->ns, ns, memory_order_relaxed);
-	atomic_store_explicit(&e->addr, (uintptr_t)addr, memory_order_relaxed);
+	atomic_store_explicit(&e->addr, addr, memory_order_relaxed);
 	atomic_store_explicit(&e->site, site, memory_order_relaxed);
 	atomic_store_explicit(&e->what, (uint32_t)event | (uint32_t)kind << 8, memory_order_relaxed);
 	/* Release: the slot is complete before a reporter counts it. */

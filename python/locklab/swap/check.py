@@ -3,20 +3,18 @@ checks them when it loads (there, a refusal ends the program with status 2).
 
 An algorithm and its options are asked of `locklab-bench list NAME --lock-opts OPTS`
 (the library's own parser answers, in its words). The bench also runs locks of other
-projects (its peers: absl, ck-*) that liblocklab, and so the swapper, lacks; its list
-does not tell them apart, so which mutexes the swapper serves is asked of the
-swapper itself, by the exit status of its check mode (served). A --lock-for entry's
-own form (SITE=NAME[:K=V,...], the swapper's limits) is checked here, worded as the
-swapper words it.
+projects (its peers: absl, ck-*) that liblocklab, and so the swapper, lacks: its list
+marks liblocklab's own with "library" (served). A --lock-for entry's own form
+(SITE=NAME[:K=V,...], the swapper's limits) is checked here, worded as the swapper
+words it.
 """
 from __future__ import annotations
 
-import subprocess
 from functools import lru_cache
 
 from .. import native
 from ..errors import LocklabError
-from .settings import SwapSettings, library_path
+from .settings import SwapSettings
 from .sites import split_entry
 
 # liblocklab-swap.so's room for sites: how many, and the bytes of a site and of its
@@ -56,15 +54,15 @@ def lock_refusal(name: str, opts: str | None) -> str | None:
     return None
 
 
-@lru_cache(maxsize=None)
 def served(name: str) -> bool:
-    """Whether liblocklab-swap.so serves mutexes with the algorithm NAME. Asked to check
-    its settings, it exits as it loads, before the program's main: 0, or 2 when it would
-    refuse them."""
-    env = dict(SwapSettings(lock=name).environment({}, library_path()), LOCKLAB_SWAP_CHECK="1")
-    probe = subprocess.run([str(native.bench_path()), "list", "--json"], env=env,
-                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    return probe.returncode == 0
+    """Whether liblocklab-swap.so serves mutexes with the algorithm NAME: whether it is
+    one of liblocklab's own, as the library's list says."""
+    return name in library_mutexes()
+
+
+@lru_cache(maxsize=None)
+def library_mutexes() -> frozenset[str]:
+    return frozenset(a["name"] for a in native.algorithms() if a["library"])
 
 
 def site_refusal(entry: str, seen: list[str]) -> str | None:

@@ -151,7 +151,7 @@ LL_OPS_ADAPTERS(mcs, ll_mcs_t)
 const struct ll_lock_ops ll_mcs_ops = {
 	.name = "mcs",
 	.summary = "MCS queue spinlock: FIFO, each waiter spins on its own node",
-	.flags = LL_ALGO_FIFO,
+	.flags = LL_ALGO_FIFO | LL_ALGO_SPINS,
 	.knobs = knobs, .nknobs = LL_COUNT(knobs),
 	.config_size = sizeof(struct ll_mcs_config),
 	LL_OPS_FUNCS(mcs, ll_mcs_t),

@@ -46,7 +46,7 @@ LL_OPS_ADAPTERS(ticket, ll_ticket_t)
 const struct ll_lock_ops ll_ticket_ops = {
 	.name = "ticket",
 	.summary = "ticket spinlock: FIFO by fetch-and-add, optional proportional backoff",
-	.flags = LL_ALGO_FIFO,
+	.flags = LL_ALGO_FIFO | LL_ALGO_SPINS,
 	.knobs = knobs, .nknobs = LL_COUNT(knobs),
 	.config_size = sizeof(struct ll_ticket_config),
 	LL_OPS_FUNCS(ticket, ll_ticket_t),

@@ -114,7 +114,7 @@ static inline struct ll_mon_lock *record_of(const ll_mutex_t *m)
 /* Locks whose waits the library's helpers do not see: glibc's mutexes and other projects' locks. */
 static int waits_opaque(const struct ll_lock_ops *ops)
 {
-	if (ops == &ll_pthread_ops || ops == &ll_pthread_adaptive_ops)
+	if (ops->flags & LL_ALGO_GLIBC)
 		return 1;
 	for (size_t i = 0; i < ll_algo_count(); i++)
 		if (ll_algo_at(i) == ops)
