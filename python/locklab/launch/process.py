@@ -25,7 +25,7 @@ from ..errors import LocklabError
 PASSED_ON = (signal.SIGHUP, signal.SIGINT, signal.SIGQUIT, signal.SIGTERM, signal.SIGUSR1,
              signal.SIGUSR2, signal.SIGALRM, signal.SIGVTALRM, signal.SIGPIPE,
              signal.SIGWINCH, signal.SIGURG, signal.SIGPROF, signal.SIGCONT)
-# Those a terminal sends its foreground process group, ours: the program has had it.
+# The signals a terminal sends its foreground process group: ours, the program's too.
 FROM_TERMINAL = (signal.SIGHUP, signal.SIGINT, signal.SIGQUIT, signal.SIGWINCH)
 # siginfo's si_code of a signal the kernel raised (a terminal's, our own timer's).
 SI_KERNEL = 0x80
