@@ -16,6 +16,7 @@
 #include "swap.h"
 
 #include "preload/once.h"
+#include "preload/stderr.h"
 
 struct swap_class swap_classes[1 + SWAP_SITES], swap_glibc_class;
 int swap_nsites;
@@ -37,8 +38,7 @@ void swap_say(const char *fmt, ...)
 	if ((size_t)n > sizeof(buf) - 2)
 		n = (int)sizeof(buf) - 2;
 	buf[n++] = '\n';
-	ssize_t w = write(2, buf, (size_t)n);
-	(void)w;
+	pl_stderr_write(buf, (size_t)n);
 }
 
 static void refuse(const char *msg)
@@ -215,6 +215,8 @@ static void outputs_load(void)
 	if (s)
 		snprintf(swap_out.sites_json, sizeof(swap_out.sites_json), "%s", s);
 	swap_hot.counting = swap_out.stats_line || swap_out.stats_json[0];
+	/* The stats line is written at exit, whatever the program did with fd 2. */
+	pl_stderr_keep(swap_out.stats_line);
 	swap_report_setup();
 }
 

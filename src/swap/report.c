@@ -4,10 +4,11 @@
  * With the stats on (LOCKLAB_SWAP_STATS, LOCKLAB_SWAP_STATS_JSON), each
  * thread counts its acquisitions in its own swap_tls and adds them to the
  * totals every 1024, and at its exit; the totals are read once, at the
- * process's exit, for one line on stderr and one JSON line appended to a
- * file.  LOCKLAB_SWAP_SITES_JSON appends which sites matched how many
- * mutexes.  locklab_swap_describe tells the profiler, when both libraries
- * are preloaded, which locks serve the program (preload/handoff.h).
+ * process's exit, for one line on stderr (the program's at load:
+ * preload/stderr.h) and one JSON line appended to a file.
+ * LOCKLAB_SWAP_SITES_JSON appends which sites matched how many mutexes.
+ * locklab_swap_describe tells the profiler, when both libraries are
+ * preloaded, which locks serve the program (preload/handoff.h).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -17,6 +18,8 @@
 #include <unistd.h>
 
 #include "swap.h"
+
+#include "preload/stderr.h"
 
 #include "core/json.h"
 #include "preload/handoff.h"
@@ -339,8 +342,7 @@ __attribute__((destructor)) static void swap_dtor(void)
 	if (swap_out.stats_line) {
 		o.len = 0;
 		put_stats_line(&o, &f);
-		ssize_t w = write(2, o.p, o.len);
-		(void)w;
+		pl_stderr_write(o.p, o.len);
 	}
 	if (swap_out.stats_json[0]) {
 		o.len = 0;

@@ -26,33 +26,43 @@ static int64_t *knob_field(const struct ll_knob *k, void *config)
 	return (int64_t *)((char *)config + k->offset);
 }
 
-void ll_knobs_defaults(const struct ll_knob *knobs, size_t nknobs, void *config, size_t size)
-{
-	memset(config, 0, size);
-	for (size_t i = 0; i < nknobs; i++)
-		*knob_field(&knobs[i], config) = knobs[i].def;
-}
-
-void ll_config_defaults(const struct ll_lock_ops *ops, void *config)
-{
-	ll_knobs_defaults(ops->knobs, ops->nknobs, config, ops->config_size);
-}
-
-void ll_config_format(const struct ll_knob *k, const void *config, char *buf, size_t len)
-{
-	int64_t v = *knob_field(k, (void *)config);
-	if (k->choices)
-		snprintf(buf, len, "%s", k->choices[v]);
-	else
-		snprintf(buf, len, "%" PRId64, v);
-}
-
 static size_t count_choices(const char *const *choices)
 {
 	size_t n = 0;
 	while (choices[n])
 		n++;
 	return n;
+}
+
+void ll_knobs_defaults(const struct ll_knob *knobs, size_t nknobs, void *config, size_t size)
+{
+	if (!config)
+		return;
+	memset(config, 0, size);
+	for (size_t i = 0; knobs && i < nknobs; i++)
+		*knob_field(&knobs[i], config) = knobs[i].def;
+}
+
+void ll_config_defaults(const struct ll_lock_ops *ops, void *config)
+{
+	if (ops)
+		ll_knobs_defaults(ops->knobs, ops->nknobs, config, ops->config_size);
+}
+
+void ll_config_format(const struct ll_knob *k, const void *config, char *buf, size_t len)
+{
+	if (!buf || !len)
+		return;
+	if (!k || !config) {
+		buf[0] = '\0';
+		return;
+	}
+	int64_t v = *knob_field(k, (void *)config);
+	/* A value outside the choices (a config not from the parser) prints as its number. */
+	if (k->choices && v >= 0 && (uint64_t)v < count_choices(k->choices))
+		snprintf(buf, len, "%s", k->choices[v]);
+	else
+		snprintf(buf, len, "%" PRId64, v);
 }
 
 /* 1 if an item of opts before `item` sets the key of klen bytes at item (those items are valid). */
@@ -147,6 +157,16 @@ static int apply_option(const char *kind, const char *owner, const struct ll_kno
 int ll_knobs_parse(const char *kind, const char *owner, const struct ll_knob *knobs,
 		   size_t nknobs, const char *opts, void *config, struct ll_error *err)
 {
+	if (!kind)
+		kind = "";
+	if (!owner)
+		owner = "";
+	if (!config) {
+		ll_error_set(err, "options of %s '%s': the config to fill is NULL", kind, owner);
+		return EINVAL;
+	}
+	if (!knobs)
+		nknobs = 0;
 	if (!opts || !*opts)
 		return 0;
 	/* Items between commas, every one non-empty: `,a=1`, `a=1,,b=2` and `a=1,` alike. */
@@ -168,5 +188,9 @@ int ll_knobs_parse(const char *kind, const char *owner, const struct ll_knob *kn
 int ll_config_parse(const struct ll_lock_ops *ops, const char *opts, void *config,
 		    struct ll_error *err)
 {
+	if (!ops) {
+		ll_error_set(err, "lock options: the ops table is NULL");
+		return EINVAL;
+	}
 	return ll_knobs_parse("lock", ops->name, ops->knobs, ops->nknobs, opts, config, err);
 }
