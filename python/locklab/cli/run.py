@@ -6,7 +6,8 @@ theirs, and every pthread_rwlock_t the rwlock --rwlock names, or only those
 --rwlock-for names get theirs (docs/swap.md).  The
 locks and their options are checked as the library checks them (swap.check) before
 CMD starts, and CMD is checked as `locklab profile` checks it
-(launch.program.resolve_program); the program's exit status, or the signal it died
+(launch.program.resolve_program); the signals locklab gets go to the program
+(launch.process.PassingSignals), and the program's exit status, or the signal it died
 of, is locklab's.
 """
 from __future__ import annotations
@@ -15,12 +16,13 @@ import argparse
 import os
 
 from ..errors import LocklabError
-from ..launch.process import pass_on, spawn, wait_through_interrupts
+from ..launch.process import PassingSignals, pass_on, spawn
 from ..launch.program import resolve_program
 from ..swap import check
+from ..swap.marks import LoadMarks
 from ..swap.settings import library_path as swapper_library
 from ..swap.sites import SiteCounts, mangled_sites
-from .parser import add_command, add_swap_options, command_of, swap_settings
+from .parser import add_command, add_swap_options, check_writable, command_of, swap_settings
 
 
 def command(args: argparse.Namespace) -> int:
@@ -34,18 +36,23 @@ def command(args: argparse.Namespace) -> int:
         raise LocklabError("which locks? give --lock NAME (every mutex), --lock-for SITE=NAME "
                            "(the mutexes named SITE), --rwlock NAME (every rwlock), "
                            "--rwlock-for SITE=NAME (the rwlocks named SITE), or several")
+    if args.stats_json is not None:
+        check_writable(args.stats_json, "--stats-json")
     library = swapper_library()
     program = resolve_program(cmd[0], library, "swap its locks")
     settings, origin = mangled_sites(settings, program)
     check.check(settings)
-    counts = SiteCounts(settings, origin)
+    counts, marks = SiteCounts(settings, origin), LoadMarks()
+    env = marks.set(counts.set(settings.environment(dict(os.environ), library)))
     try:
-        proc = spawn(cmd, counts.set(settings.environment(dict(os.environ), library)))
+        with PassingSignals() as signals:
+            status = signals.wait(spawn(cmd, env, signals.preexec()))
     except BaseException:
         counts.discard()
+        marks.discard()
         raise
-    status = wait_through_interrupts(proc)
     counts.warn_unmatched("run")
+    marks.warn_unswapped(status, "run")
     return pass_on(status)
 
 

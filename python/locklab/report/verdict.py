@@ -97,10 +97,34 @@ def crossings(rows: list[dict], metric: str = METRIC) -> list[dict]:
     return out
 
 
-def _steps(locks: dict[str, dict[int, list]]) -> list[dict]:
+def expected(rows: list[dict], planned=()) -> dict[tuple, list[str]]:
+    """(panel, threads) -> the mutex workload's locks the grid has there, as labels in
+    the order swept: those of the PLANNED points (store.Point), and every lock of the
+    panel's stored rows, failed ones included (a mutex grid crosses its locks with
+    every thread count)."""
+    out: dict[tuple, list[str]] = {}
+    for p in planned:
+        if p.workload == "mutex":
+            out.setdefault(((p.mutexes, p.hold_ns, p.outside_ns), p.threads), []).append(
+                store.lock_label(p.lock, p.lock_opts))
+    stored: dict[Panel, list[str]] = {}
+    for r in rows:
+        if r.get("workload", "mutex") == "mutex":
+            stored.setdefault((r["mutexes"], r["hold_ns"], r["outside_ns"]), []).append(
+                store.lock_label(r["lock"], r["lock_opts"]))
+    for r in rows:
+        if r.get("workload", "mutex") == "mutex":
+            panel = (r["mutexes"], r["hold_ns"], r["outside_ns"])
+            out.setdefault((panel, r["threads"]), []).extend(stored[panel])
+    return {key: list(dict.fromkeys(locks)) for key, locks in out.items()}
+
+
+def _steps(panel: Panel, locks: dict[str, dict[int, list]],
+           grid: dict[tuple, list[str]]) -> list[dict]:
     """Per thread count: the locks by median, the pick, the locks not told apart from
-    it (tied: within the noise margin; unsure: beyond it, inside the interval) and
-    the passes that would settle the unsure."""
+    it (tied: within the noise margin; unsure: beyond it, inside the interval), the
+    passes that would settle the unsure, and the locks of the GRID (expected's)
+    measured nowhere there."""
     steps = []
     for t in sorted(set().union(*(set(c) for c in locks.values()))):
         here = {lock: c[t] for lock, c in locks.items() if t in c}
@@ -118,18 +142,21 @@ def _steps(locks: dict[str, dict[int, list]]) -> list[dict]:
             kind = "undecided"
         else:
             kind = "tie" if tied else "use"
+        lacks = [lock for lock in grid.get((panel, t), []) if lock not in here]
         steps.append({"threads": t, "here": here, "order": order, "tied": tied,
-                      "unsure": unsure, "kind": kind,
+                      "unsure": unsure, "kind": kind, "lacks": lacks,
                       "settle": max((judged[lock].settle for lock in unsure), default=None)})
     return steps
 
 
 def _key(step: dict) -> tuple:
+    lacks = tuple(step["lacks"])   # a line says one set of missing locks
     if step["kind"] == "keep":
-        return ("keep", BASELINE)
+        return ("keep", BASELINE, lacks)
     if step["kind"] in ("tie", "undecided"):
-        return (step["kind"], frozenset([step["order"][0], *step["tied"], *step["unsure"]]))
-    return ("use", step["order"][0])
+        return (step["kind"], frozenset([step["order"][0], *step["tied"], *step["unsure"]]),
+                lacks)
+    return ("use", step["order"][0], lacks)
 
 
 def _ratio(step: dict, lock: str) -> float:
@@ -137,7 +164,7 @@ def _ratio(step: dict, lock: str) -> float:
     return median(here[lock]) / median(here[step["order"][0]])
 
 
-def verdict(rows: list[dict]) -> list[dict]:
+def verdict(rows: list[dict], planned=()) -> list[dict]:
     """The verdict's lines: per panel, a run of thread counts with one answer.
 
     kind: 'use' (one lock apart from every other; `lock`), 'tie' (`locks` within the
@@ -146,11 +173,14 @@ def verdict(rows: list[dict]) -> list[dict]:
     apart although their margins are beyond the noise margin; `settle`: about how
     many repeats would tell them apart). vs_pthread and vs_runner are (least, most)
     margins over the range; spread the widest +-share of the repeats compared, None
-    with one repeat.
+    with one repeat. lacks: the locks of the grid (PLANNED's points, and the rows', as
+    expected() counts them) not measured at those thread counts, which the answer
+    could not weigh.
     """
     out = []
+    grid = expected(rows, planned)
     for panel, locks in samples(rows).items():
-        for key, group in itertools.groupby(_steps(locks), key=_key):
+        for key, group in itertools.groupby(_steps(panel, locks, grid), key=_key):
             group = list(group)
             kind = key[0]
             best = [s["order"][0] for s in group]
@@ -161,9 +191,9 @@ def verdict(rows: list[dict]) -> list[dict]:
                                            for x in (s["order"][0], *s["tied"], *s["unsure"])))
             line = {"panel": panel, "threads": [s["threads"] for s in group], "kind": kind,
                     "locks": names, "vs_pthread": None, "vs_runner": None, "runners": [],
-                    "spread": None,
+                    "spread": None, "lacks": list(key[-1]),
                     "settle": max((s["settle"] for s in group if s["settle"]), default=None)}
-            if all(BASELINE in s["here"] for s in group) and key != ("use", BASELINE):
+            if all(BASELINE in s["here"] for s in group) and key[:2] != ("use", BASELINE):
                 line["vs_pthread"] = _span(_ratio(s, BASELINE) for s in group)
             if kind == "use":
                 line["vs_runner"] = _span(_ratio(s, s["order"][1]) for s in group)
@@ -246,6 +276,13 @@ def line_text(line: dict) -> str:
     return text
 
 
+def lacks_text(line: dict) -> str:
+    """What the line's answer could not weigh: '; lacks futex, ll (not measured here)'."""
+    if not line["lacks"]:
+        return ""
+    return f"; lacks {', '.join(line['lacks'])} (not measured here: the run is incomplete)"
+
+
 def reps_of(rows: list[dict]) -> int:
     """The most repeats any mutex point has."""
     counts: dict[tuple, int] = {}
@@ -256,9 +293,10 @@ def reps_of(rows: list[dict]) -> int:
     return max(counts.values(), default=0)
 
 
-def terminal(rows: list[dict], run_id: int) -> str:
-    """The verdict as `locklab sweep` and `locklab report` print it; '' without mutex points."""
-    lines = verdict(rows)
+def terminal(rows: list[dict], run_id: int, planned=()) -> str:
+    """The verdict as `locklab sweep` and `locklab report` print it (PLANNED: the run's
+    grid, as verdict() takes it); '' without mutex points."""
+    lines = verdict(rows, planned)
     if not lines:
         return ""
     reps = reps_of(rows)
@@ -269,13 +307,13 @@ def terminal(rows: list[dict], run_id: int) -> str:
     for line in lines:
         spread_note = f"; repeats {spread_text(line)}" if line["spread"] is not None else ""
         out.append(f"  {panel_title(*line['panel'])}, {threads_text(line['threads'])}: "
-                   f"{line_text(line)}{spread_note}")
+                   f"{line_text(line)}{spread_note}{lacks_text(line)}")
     return "\n".join(out) + "\n"
 
 
-def html_section(rows: list[dict]) -> str:
+def html_section(rows: list[dict], planned=()) -> str:
     """The report's opening: the verdict as a table, the pick in bold; '' without points."""
-    lines = verdict(rows)
+    lines = verdict(rows, planned)
     if not lines:
         return ""
     reps = reps_of(rows)
@@ -292,7 +330,8 @@ def html_section(rows: list[dict]) -> str:
          "verdict"],
         [[panel_title(*line["panel"]), threads_text(line["threads"]),
           Cell(pick_text(line), "pick"), times(line["vs_pthread"]), times(line["vs_runner"]),
-          spread_text(line, "\u00b1"), Cell(line_text(line), "text")] for line in lines])
+          spread_text(line, "\u00b1"), Cell(line_text(line) + lacks_text(line), "text")]
+         for line in lines])
     return ('<section id="verdict"><h2>Verdict: the mutex to use on this machine</h2>'
             "<p>Per hold time and range of thread counts, the lock with the least time per "
             "iteration; <em>vs pthread</em> and <em>vs runner-up</em> are their time per "

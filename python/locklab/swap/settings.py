@@ -82,9 +82,10 @@ class SwapSettings:
                 env[name] = value
             else:
                 env.pop(name, None)
-        # The sites' counts go to a file of the run's own (sites.SiteCounts); a check
-        # left set would make the program exit as soon as it loads the library.
-        for name in ("LOCKLAB_SWAP_SITES_JSON", "LOCKLAB_SWAP_CHECK"):
+        # The sites' counts and the marks of loading go to files of the run's own
+        # (sites.SiteCounts, marks.LoadMarks); a check left set would make the program
+        # exit as soon as it loads the library.
+        for name in ("LOCKLAB_SWAP_SITES_JSON", "LOCKLAB_SWAP_MARKS", "LOCKLAB_SWAP_CHECK"):
             env.pop(name, None)
         env["LOCKLAB_SWAP_STATS"] = "1" if self.stats else "0"
         return env

@@ -274,6 +274,22 @@ def grid(spec: dict) -> list[Point]:
     return list(dict.fromkeys(point for part in parts(spec) for point in _cross(part)))
 
 
+def size(spec: dict) -> int:
+    """How many points grid(SPEC) gives at most (before duplicates across its parts are
+    dropped), counted without building it."""
+    return sum(part["repeat"] * len(workload_opts(part)) * len(part["threads"])
+               * len(part.get("gates", [""])) * len(part["locks"]) * len(part["lock_opts"])
+               * sum(len(s["hold_ns"]) * len(s["outside_ns"]) * len(s["mutexes"])
+                     for s in shapes(part))
+               for part in parts(spec))
+
+
+def longest_s(spec: dict) -> float:
+    """The longest warm-up and window of SPEC's points, in seconds."""
+    return spec["duration"] + max(warmup_of(part, gate) for part in parts(spec)
+                                  for gate in part.get("gates", [""]) or [""])
+
+
 # What a point costs beyond its warm-up and window, for the time a sweep is expected to
 # take: a benchmark process's start and its threads' creation and joining (0.8 s points
 # took ~0.95 s each on 2 cores, up to 1024 threads).
@@ -306,6 +322,12 @@ class BenchSweep:
 
     def grid(self, spec: dict) -> list[Point]:
         return grid(spec)
+
+    def size(self, spec: dict) -> int:
+        return size(spec)
+
+    def longest_s(self, spec: dict) -> float:
+        return longest_s(spec)
 
     def expected_seconds(self, spec: dict, points: list[Point]) -> float:
         return sum(spec["duration"] + p.warmup + POINT_START_S for p in points)

@@ -42,6 +42,12 @@ class SweepKind(Protocol):
     def grid(self, spec: dict) -> list[Point]:
         """Every point of the sweep, in the order they run."""
 
+    def size(self, spec: dict) -> int:
+        """How many points grid() gives at most, counted without building it."""
+
+    def longest_s(self, spec: dict) -> float:
+        """The seconds a point's longest timed stretch lasts: what --timeout must exceed."""
+
     def expected_seconds(self, spec: dict, points: list[Point]) -> float:
         """About how long POINTS take to run, from their lengths alone."""
 
@@ -62,8 +68,31 @@ def refuse_advise(spec: dict, what: str) -> None:
                            "goes on with it, locklab report shows it)")
 
 
+# The most points one sweep may have: a grid past it is refused before it is built
+# (days of points, and gigabytes of memory before the first runs).
+MAX_POINTS = 100_000
+
+
+def check_size(spec: dict) -> None:
+    """Refuse a grid of more than MAX_POINTS points, counted without building it (a lock
+    list's 'all' or 'parks' not yet resolved counts as one lock)."""
+    n = of(spec).size(spec)
+    if n > MAX_POINTS:
+        raise LocklabError(f"the grid has {n} points, more than the {MAX_POINTS} one sweep may "
+                           "run: give fewer values (--threads, --hold-ns, --locks, --repeat ...)")
+
+
+def check_timeout(spec: dict) -> None:
+    """Refuse a timeout that every point would run into."""
+    timeout, longest = spec.get("timeout"), of(spec).longest_s(spec)
+    if timeout is not None and timeout <= longest:
+        raise LocklabError(f"--timeout {timeout:g} would kill every point: a point runs "
+                           f"{longest:g} s (its --duration and warm-up) before it can end")
+
+
 def grid(spec: dict) -> list[Point]:
-    """Every point of SPEC's sweep, in the order they run."""
+    """Every point of SPEC's sweep, in the order they run (check_size's refusal first)."""
+    check_size(spec)
     return of(spec).grid(spec)
 
 

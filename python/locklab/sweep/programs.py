@@ -383,6 +383,17 @@ class ProgramSweep:
     def grid(self, spec: dict) -> list[Point]:
         return grid(spec)
 
+    def size(self, spec: dict) -> int:
+        """grid's points at most: per pass, program and load test, every lock, its
+        options and client count."""
+        tests = sum(len(spec["program_tests"].get(name, ())) for name in spec["programs"])
+        return (spec["repeat"] * tests * len(spec["locks"]) * len(spec["lock_opts"])
+                * len(spec["threads"]))
+
+    def longest_s(self, spec: dict) -> float:
+        """Warming and measuring are load runs of their own, each timed alone."""
+        return max(spec["duration"], spec["warmup"])
+
     def expected_seconds(self, spec: dict, points: list[Point]) -> float:
         # Each server start warms up once, then serves its points one window each.
         starts = len({server_key(p) for p in points})
