@@ -66,7 +66,7 @@ static const struct ll_lock_ops destroyed_ops = {
 /* m (not NULL) as destroy leaves it: calls on it are answered by destroyed_ops. */
 static void mark_destroyed(ll_mutex_t *m)
 {
-	m->mon = 0;
+	__atomic_store_n(&m->mon, (uintptr_t)0, __ATOMIC_RELAXED);
 	__atomic_store_n(&m->ops, &destroyed_ops, __ATOMIC_RELAXED);
 }
 
@@ -162,7 +162,11 @@ int (ll_mutex_init_opts)(ll_mutex_t *m, const struct ll_lock_ops *ops, const cha
 void ll_mutex_destroy(ll_mutex_t *m)
 {
 	/* NULL, never initialised (zeroed: no table), or destroyed already: nothing to do. */
-	if (!m || !m->ops || m->ops == &destroyed_ops)
+	if (!m)
+		return;
+	/* Atomic: a monitor switch may be rewriting the table pointer under the registry lock. */
+	const struct ll_lock_ops *ops = __atomic_load_n(&m->ops, __ATOMIC_RELAXED);
+	if (!ops || ops == &destroyed_ops)
 		return;
 	/* Out of the registry first: a dump never sees a lock being torn down. */
 	ll_mon_detach(m);
