@@ -24,7 +24,7 @@ from ..sweep import store
 from ..sweep.drivers import PROGRAMS
 from ..sweep.presets import PROGRAM_TESTS
 from ..stats import LEVEL
-from .options import MAX_REPEAT, MAX_SECONDS, MAX_THREADS, in_range, name_list
+from .options import MAX_REPEAT, MAX_SECONDS, MAX_THREADS, in_range, lock_list
 from .parser import RUN_HELP, add_command, command_of
 
 # The options' defaults: applied to a new run's spec; a resumed run has its own.
@@ -220,10 +220,10 @@ def add_parser(sub, db) -> None:
     p.add_argument("--site", action="append", metavar="LOCK",
                    help="judge this lock, as `locklab profile` names it, instead of the top K "
                    "(repeatable)")
-    p.add_argument("--locks", type=name_list, metavar="L,...",
+    p.add_argument("--locks", type=lock_list, metavar="L,...",
                    help="a mutex's candidates, NAME or NAME:K=V,... (default: the library's "
                    "locks that park, but pthread, and tas:spin=yield)")
-    p.add_argument("--rwlocks", type=name_list, metavar="L,...",
+    p.add_argument("--rwlocks", type=lock_list, metavar="L,...",
                    help="an rwlock's candidates (default: the library's rwlocks but pthread)")
     p.add_argument("--passes", type=in_range(3, MAX_REPEAT), metavar="R",
                    help="passes of native and every variant, and native runs before (5; "
