@@ -1,7 +1,7 @@
 /*
  * report.c: every thread's records, merged by lock name, as plockstat-style
  * text and as JSON (which the CLI turns into folded stacks and pprof): the
- * merging, and the entry (report.h: the files of the report).
+ * merging, the names and the ordering (report.h: the files of the report).
  *
  * Locks are merged by name: a static lock is its symbol, so it is one lock;
  * heap locks are named by the site that initialised (or first used) them, so
@@ -46,8 +46,6 @@ struct item {
 	uint32_t hist[PROF_HIST];
 };
 
-#define BUCKETS (1u << 16)
-
 const char *const report_event_name[PROF_NEVENTS] = { "mutex", "cond", "read", "write",
 							"futex", "signal", "hold", "blame" };
 const char *const report_kind_name[PROF_NKINDS] = { "mutex", "rwlock", "futex", "condvar" };
@@ -69,7 +67,7 @@ static char *dup_str(const char *s)
 
 struct strnode *report_str_slot(struct ctx *c, uint64_t key, uintptr_t addr, uintptr_t site)
 {
-	struct strnode **b = &c->strings[(mix(key, site) >> 7) & (BUCKETS - 1)];
+	struct strnode **b = &c->strings[(mix(key, site) >> 7) & (REPORT_BUCKETS - 1)];
 	for (struct strnode *n = *b; n; n = n->next)
 		if (n->key == key && n->addr == addr && n->site == site)
 			return n;
@@ -113,7 +111,7 @@ static const char *intern(struct ctx *c, const char *s)
 	uint64_t h = 1469598103934665603ull;
 	for (const char *p = s; *p; p++)
 		h = (h ^ (unsigned char)*p) * 1099511628211ull;
-	struct strnode **b = &c->strings[(h >> 9) & (BUCKETS - 1)];
+	struct strnode **b = &c->strings[(h >> 9) & (REPORT_BUCKETS - 1)];
 	for (struct strnode *n = *b; n; n = n->next)
 		if (n->key == h && n->site == 2 && !strcmp(n->s, s))
 			return n->s;
@@ -214,7 +212,7 @@ static struct group *group_find(struct ctx *c, uint64_t h, uint8_t tag, uint8_t 
 				const char *lock, const struct prof_thread *t, const uintptr_t *pcs,
 				int npcs, uintptr_t addr)
 {
-	for (struct group *g = c->bucket[h & (BUCKETS - 1)]; g; g = g->chain)
+	for (struct group *g = c->bucket[h & (REPORT_BUCKETS - 1)]; g; g = g->chain)
 		/* No stack (npcs 0) may have no array either: memcmp wants one. */
 		if (g->hash == h && g->tag == tag && g->event == event && g->lock == lock &&
 		    g->thread == t && g->addr == addr && g->npcs == npcs &&
@@ -231,7 +229,7 @@ static struct group *group_get(struct ctx *c, uint8_t tag, uint8_t event, const 
 	struct group *g = group_find(c, h, tag, event, lock, t, pcs, npcs, addr);
 	if (g)
 		return g;
-	struct group **b = &c->bucket[h & (BUCKETS - 1)];
+	struct group **b = &c->bucket[h & (REPORT_BUCKETS - 1)];
 	g = prof_arena_alloc(sizeof(*g));
 	if (!g)
 		return NULL;
@@ -420,46 +418,14 @@ struct group **report_sorted(struct group *list, size_t *n, int filter)
 	return v;
 }
 
-/* ---------------------------------------------------------------- entry */
-
-/* Threads often name themselves after their first event: read the names again. */
-static void refresh_names(void)
+/* Every thread's records (and the sampled instances) into c's groups. */
+void report_merge(struct ctx *c)
 {
-	for (struct prof_thread *t = prof_threads(); t; t = t->next) {
-		char path[64], name[16];
-		snprintf(path, sizeof(path), "/proc/%d/task/%d/comm", (int)report_pid(), (int)t->tid);
-		int n = prof_read_file(path, name, sizeof(name));
-		if (n > 0 && name[n - 1] == '\n')
-			n--;
-		if (n > 0) {
-			name[n] = 0;
-			memcpy(t->name, name, (size_t)n + 1);
-		}
-	}
-}
-
-void prof_report(enum prof_dump_reason why, struct prof_buf *text, struct prof_buf *json,
-		 struct prof_buf *trace)
-{
-	static unsigned seq;
-	struct ctx c = { 0 };
-	uint64_t now = prof_subject.end_ns ? prof_subject.end_ns : prof_now();
-	c.delta = why == PROF_DUMP_INTERVAL;
-	c.bucket = prof_arena_alloc(BUCKETS * sizeof(*c.bucket));
-	c.strings = prof_arena_alloc(BUCKETS * sizeof(*c.strings));
-	if (!c.bucket || !c.strings) {
-		prof_arena_reset();
-		return;
-	}
-	memset(c.bucket, 0, BUCKETS * sizeof(*c.bucket));
-	memset(c.strings, 0, BUCKETS * sizeof(*c.strings));
-	prof_sym_begin();
-	refresh_names();
 	for (struct prof_thread *t = prof_threads(); t; t = t->next) {
 		/* Acquire: as below. */
 		uint32_t n = atomic_load_explicit(&t->nrec, memory_order_acquire);
 		for (uint32_t k = 0; k < n; k++)
-			name_site_by_caller(&c, &t->recs[t->used[k]]);
+			name_site_by_caller(c, &t->recs[t->used[k]]);
 	}
 	for (struct prof_thread *t = prof_threads(); t; t = t->next) {
 		/* Acquire: pairs with the owner's release of nrec: the keys of used[0..n)
@@ -469,20 +435,9 @@ void prof_report(enum prof_dump_reason why, struct prof_buf *text, struct prof_b
 			struct prof_rec *r = &t->recs[t->used[k]];
 			struct item it;
 			it.t = t;
-			if (take(&c, r, &it))
-				add_item(&c, &it);
+			if (take(c, r, &it))
+				add_item(c, &it);
 		}
 	}
-	prof_lock_each_sampled(add_sampled_instance, &c);
-	if (text)
-		report_text(&c, text, why, now);
-	if (json)
-		report_json(&c, json, why, now, seq);
-	if (trace)
-		report_trace(&c, trace);
-	seq++;
-	if (c.delta)
-		prof_last_dump_ns = now;
-	prof_sym_end();
-	prof_arena_reset();
+	prof_lock_each_sampled(add_sampled_instance, c);
 }

@@ -1,8 +1,9 @@
 /*
  * report.h: the report's merged view, shared by its three files:
  *
+ *   report_dump.c  prof_report(), the entry: one report from start to end
  *   report.c       every thread's records merged into groups by lock name
- *                  (names, groups, ordering), and prof_report(), the entry
+ *                  (names, groups, ordering)
  *   report_text.c  the plockstat-style text
  *   report_json.c  the JSON report and the timeline of recent waits
  *
@@ -48,6 +49,7 @@ struct group {
 	struct group *child[G_NTAGS];
 };
 
+#define REPORT_BUCKETS (1u << 16)  /* hash buckets of groups and of strings */
 #define MAX_OBJECTS 1024           /* as src/preload/symbols.c keeps at most */
 
 struct ctx {
@@ -79,6 +81,9 @@ extern const char *const report_reason_name[];   /* by enum prof_dump_reason */
 pid_t report_pid(void);
 pid_t report_ppid(void);
 const char *report_tool(void);
+
+/* Every thread's records, and the sampled instances, merged into c's groups. */
+void report_merge(struct ctx *c);
 
 /* Names, memoised: symbol lookups are the expensive part of a report. */
 struct strnode *report_str_slot(struct ctx *c, uint64_t key, uintptr_t addr, uintptr_t site);
