@@ -23,7 +23,7 @@
 #include <sched.h>
 #include <string.h>
 
-#include "swap.h"
+#include "config.h"
 
 #include "preload/symbols.h"
 

@@ -21,7 +21,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include "swap.h"
+#include "config.h"
 
 #include "core/futex_sys.h"
 

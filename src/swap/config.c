@@ -13,7 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "swap.h"
+#include "config.h"
 
 #include "preload/once.h"
 #include "preload/stderr.h"
@@ -268,7 +268,6 @@ static void outputs_load(void)
 	swap_hot.counting = swap_out.stats_line || swap_out.stats_json[0];
 	/* The stats line is written at exit, whatever the program did with fd 2. */
 	pl_stderr_keep(swap_out.stats_line);
-	swap_report_setup();
 }
 
 void swap_config_load(void)

@@ -9,7 +9,7 @@
  * cond.c, report.c), and moves to a new fork generation: every lock used
  * before now is looked at once more at its first use (slot.c).
  */
-#include "swap.h"
+#include "config.h"
 
 void swap_after_fork_child(void)
 {

@@ -11,7 +11,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include "swap.h"
+#include "config.h"
 
 #include "preload/handoff.h"
 

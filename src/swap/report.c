@@ -17,7 +17,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "swap.h"
+#include "config.h"
 
 #include "preload/stderr.h"
 
@@ -64,13 +64,6 @@ static void flush_at_thread_exit(void *unused)
 	flush_counts();
 }
 
-void swap_report_setup(void)
-{
-	if (swap_counting())
-		flush_keyed = !pthread_key_create(&flush_key, flush_at_thread_exit) &&
-			      flush_key < KEYS_IN_THREAD;
-}
-
 void swap_waiting_enter(void)
 {
 	/* Relaxed: a gauge and its maximum, read at exit. */
@@ -87,10 +80,33 @@ void swap_waiting_leave(void)
 	atomic_fetch_sub_explicit(&totals.waiting, 1, memory_order_relaxed);
 }
 
-/* The thread's first count registers its exit flush. */
+/* The key is made by the first thread that counts: 0 not yet, 1 being made,
+ * 2 made (flush_keyed then says whether it is usable). */
+static atomic_int key_state;
+
+static void flush_key_make(void)
+{
+	int s = 0;
+	/* pthread_key_create neither allocates nor locks: safe inside a lock call. */
+	if (atomic_compare_exchange_strong_explicit(&key_state, &s, 1, memory_order_relaxed,
+						    memory_order_relaxed)) {
+		flush_keyed = !pthread_key_create(&flush_key, flush_at_thread_exit) &&
+			      flush_key < KEYS_IN_THREAD;
+		/* Release: flush_keyed and the key before anyone reads them. */
+		atomic_store_explicit(&key_state, 2, memory_order_release);
+	}
+}
+
+/* The thread's first count registers its exit flush (the first of all makes the key). */
 static inline void count_thread(void)
 {
 	if (unlikely(!swap_tls.keyed)) {
+		if (atomic_load_explicit(&key_state, memory_order_acquire) != 2) {
+			flush_key_make();
+			/* Another thread is making it: register at a later count. */
+			if (atomic_load_explicit(&key_state, memory_order_acquire) != 2)
+				return;
+		}
 		swap_tls.keyed = 1;
 		/* A value under the key makes the thread's exit run the flush. */
 		if (flush_keyed)
@@ -146,6 +162,9 @@ void swap_report_after_fork(void)
 		atomic_store_explicit(&swap_rwclasses[i].matched, 0, memory_order_relaxed);
 	atomic_store_explicit(&swap_rw_glibc_class.matched, 0, memory_order_relaxed);
 	swap_tls.acq = swap_tls.cont = swap_tls.rw = swap_tls.rwc = 0;
+	/* A key half made by a thread the child does not have: made again (one key lost). */
+	if (atomic_load_explicit(&key_state, memory_order_relaxed) == 1)
+		atomic_store_explicit(&key_state, 0, memory_order_relaxed);
 }
 
 /* Text built without malloc, into a buffer of the caller's: cut short when full. */

@@ -34,7 +34,7 @@
  */
 #include <errno.h>
 
-#include "swap.h"
+#include "config.h"
 
 #include "preload/handoff.h"
 

@@ -39,7 +39,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "swap.h"
+#include "config.h"
 
 static void *slot_new(const struct swap_recipe *r)
 {

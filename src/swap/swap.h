@@ -5,6 +5,8 @@
  * and with LOCKLAB_SWAP_RWLOCK every pthread_rwlock_t by that rwlock (or
  * those LOCKLAB_SWAP_RWLOCK_FOR names by theirs) (docs/swap.md).
  *
+ * The configuration these parts read (the classes, swap_hot) is config.h's.
+ *
  * Who touches what, from where:
  *
  *   fast path (lock and unlock of a   the mutex's words (__kind, gen, slot,
@@ -242,94 +244,6 @@ int swap_slot_release_stale(struct swap_lockref l, const struct swap_recipe *r, 
 #define GEN_HELD   (1u << 30)
 #define GEN_MASK   (GEN_HELD - 1)
 
-/* ------------------------------------------------------------ configuration */
-
-/*
- * A class: one algorithm with its options, and the mutexes it serves.
- * swap_classes[0] is LOCKLAB_SWAP_LOCK's, for every mutex no site chose;
- * swap_classes[1..swap_nsites] are LOCKLAB_SWAP_LOCK_FOR's sites, in the
- * order given.  With sites and no LOCKLAB_SWAP_LOCK, the mutexes no site
- * chose get swap_glibc_class: glibc's, for their whole life.  All set once by
- * swap_config_load, then read-only but for the counts.
- */
-#define SWAP_SITES 64
-#define SWAP_SITE_LEN 512
-struct swap_class {
-	/* The fast path's: ops' lock and unlock, or glibc's on the state (LL_ALGO_GLIBC). */
-	void (*lock)(void *);
-	void (*unlock)(void *);
-	const struct ll_lock_ops *ops;
-	struct swap_recipe recipe;
-	int64_t config[LL_CONFIG_MAX];
-	char name[64], opts[256];
-	char site[SWAP_SITE_LEN];   /* "" for swap_classes[0] */
-	atomic_ulong matched;       /* mutexes given this class (sites and glibc's) */
-};
-extern struct swap_class swap_classes[1 + SWAP_SITES], swap_glibc_class;
-extern int swap_nsites;
-extern struct swap_class *swap_rest;   /* swap_classes[0], or swap_glibc_class */
-#define GLIBC_CLASS (&swap_glibc_class)
-
-/* What every lock and unlock reads besides the lock's class, on one line:
- * set by swap_config_load (fork_gen by a forked child, alone), read-only
- * otherwise. */
-struct swap_hot {
-	int counting;            /* stats on: count acquisitions */
-	unsigned fork_gen;       /* forks since the first process (slot.c) */
-	/* The rwlocks' classes: NULL, every rwlock glibc's (neither
-	 * LOCKLAB_SWAP_RWLOCK nor _FOR); else the class of those no site chose
-	 * (swap_rwclasses[0], or glibc's mark). */
-	struct swap_rwclass *rw_rest;
-	int rw_nsites;           /* LOCKLAB_SWAP_RWLOCK_FOR's sites: swap_rwclasses[1..] */
-};
-extern struct swap_hot swap_hot __attribute__((aligned(64)));
-
-/* Whether the lock was last used before a fork (acquire: a repair's slot is
- * seen with the gen that publishes it). */
-static inline int swap_stale(const unsigned *gen)
-{
-	return unlikely(__atomic_load_n(gen, __ATOMIC_ACQUIRE) != swap_hot.fork_gen);
-}
-
-/*
- * An rwlock class: one rwlock algorithm with its options, and the rwlocks it
- * serves, as a mutex class is for mutexes.  swap_rwclasses[0] is
- * LOCKLAB_SWAP_RWLOCK's, for every rwlock no site chose;
- * swap_rwclasses[1..swap_hot.rw_nsites] are LOCKLAB_SWAP_RWLOCK_FOR's sites.
- * With sites and no LOCKLAB_SWAP_RWLOCK, the rwlocks no site chose get
- * swap_rw_glibc_class: glibc's for their whole life.  recipe[1] (config[1])
- * serves the locks of glibc's writer-nonrecursive kind.
- */
-struct swap_rwclass {
-	const struct ll_rwlock_ops *ops;
-	int64_t config[2][LL_CONFIG_MAX];
-	struct swap_recipe recipe[2];
-	char name[64], opts[256];
-	char site[SWAP_SITE_LEN];   /* "" for swap_rwclasses[0] */
-	atomic_ulong matched;       /* rwlocks given this class (sites and glibc's) */
-};
-extern struct swap_rwclass swap_rwclasses[1 + SWAP_SITES], swap_rw_glibc_class;
-#define RW_GLIBC_CLASS (&swap_rw_glibc_class)
-
-/* What the reports write, and where (LOCKLAB_SWAP_STATS*, _SITES_JSON). */
-struct swap_outputs {
-	int stats_line;
-	char stats_json[512], sites_json[512];
-};
-extern struct swap_outputs swap_out;
-
-extern atomic_int swap_config_ready;
-void swap_config_load(void);   /* the environment; once, safe anywhere */
-static inline void swap_configured(void)
-{
-	if (unlikely(!atomic_load_explicit(&swap_config_ready, memory_order_acquire)))
-		swap_config_load();
-}
-/* One line on stderr, by write(): no stdio buffer, no malloc. */
-void swap_say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-
-static inline int swap_counting(void) { return swap_hot.counting; }
-
 /* --------------------------------------------------------------- slab.c */
 
 void *swap_slab_take(struct swap_slots *k);
@@ -371,11 +285,6 @@ static inline int swap_glibcs(int kind)
 	return unlikely(swap_tls.busy | (kind & ~(K_TYPE | K_ELISION)));
 }
 
-/* The above, or a mutex whose class is glibc's (relaxed: set once, at init
- * or first use).  Lock and unlock leave the class to their general path. */
-#define GLIBC(m) (swap_glibcs(swap_kind_of(m)) || \
-		  unlikely(__atomic_load_n(&SM(m)->cls, __ATOMIC_RELAXED) == GLIBC_CLASS))
-
 /* Owner fields: only the owner writes them; a thread reading its own id back
  * can only have written it itself, so a relaxed read is enough for "is it mine". */
 static inline unsigned swap_owner_of(const struct swap_mutex *s)
@@ -397,7 +306,6 @@ void swap_waiting_leave(void);
 void swap_note_passthrough(enum swap_pass why);
 void swap_note_cond_wait(void);
 void swap_note_rwlock_init(int pshared);
-void swap_report_setup(void);          /* the exit flush key (config.c, set-up) */
 void swap_report_after_fork(void);
 
 /* ---------------------------------------------------------------- fork.c */
