@@ -26,18 +26,19 @@
 #define INIT_PIDNS_INO 0xEFFFFFFCu
 
 static struct ring_buffer *ring;
+static const struct attach_sinks *sinks;
 
 static int on_sample(void *ctx, void *data, size_t size)
 {
 	(void)ctx;
-	attach_collect_sample(data, size);
+	sinks->sample(data, size);
 	return 0;
 }
 
 static int on_timed(void *ctx, void *data, size_t size)
 {
 	(void)ctx;
-	attach_collect_timed(data, size);
+	sinks->timed(data, size);
 	return 0;
 }
 
@@ -48,8 +49,10 @@ static int libbpf_message(enum libbpf_print_level level, const char *fmt, va_lis
 	return level == LIBBPF_WARN ? vfprintf(stderr, fmt, ap) : 0;
 }
 
-struct attach_bpf *attach_load(const struct attach_opts *o, enum attach_hook hook)
+struct attach_bpf *attach_load(const struct attach_opts *o, enum attach_hook hook,
+			       const struct attach_sinks *to)
 {
+	sinks = to;
 	libbpf_set_print(libbpf_message);
 	struct attach_bpf *skel = attach_bpf__open();
 	if (!skel) {

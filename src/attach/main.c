@@ -12,7 +12,6 @@
 #include <math.h>
 #include <poll.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,16 +24,6 @@
 #define DEFAULT_DEPTH 32
 #define DEFAULT_SAMPLE_EVERY 64
 #define DEFAULT_TRACE_EVENTS 16384   /* as `locklab profile --trace-events` */
-
-void attach_say(const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	fputs("locklab-attach: ", stderr);
-	vfprintf(stderr, fmt, ap);
-	fputc('\n', stderr);
-	va_end(ap);
-}
 
 static void usage(FILE *f)
 {
@@ -213,7 +202,7 @@ static pid_t parent_of(pid_t pid)
 
 /* Until the duration, a signal or the process's exit: samples as they come, and
  * the interval reports.  Returns the reason for the last report. */
-static enum prof_dump_reason trace(const struct attach_opts *o, struct attach_bpf *b,
+static enum prof_dump_reason trace_until_end(const struct attach_opts *o, struct attach_bpf *b,
 				   const sigset_t *stop)
 {
 	int sig_fd = signalfd(-1, stop, SFD_CLOEXEC);
@@ -262,6 +251,12 @@ static enum prof_dump_reason trace(const struct attach_opts *o, struct attach_bp
 	return why;
 }
 
+/* The ring buffers' records, as load.c drains them. */
+static const struct attach_sinks sinks = {
+	.sample = attach_collect_sample,
+	.timed = attach_collect_timed,
+};
+
 int main(int argc, char **argv)
 {
 	struct attach_opts o = { .stacks = ATTACH_STACKS_DWARF, .sample_every = DEFAULT_SAMPLE_EVERY };
@@ -282,7 +277,7 @@ int main(int argc, char **argv)
 	}
 	if (why[0])
 		attach_say("%s", why);   /* how it attaches, when it had to choose */
-	/* The stop signals go to signalfd (trace()), from before anything is loaded:
+	/* The stop signals go to signalfd (trace_until_end()), from before anything is loaded:
 	 * one arriving during the set-up ends the trace at its first look. */
 	sigset_t stop;
 	sigemptyset(&stop);
@@ -301,13 +296,13 @@ int main(int argc, char **argv)
 	struct attach_bpf *b = NULL;
 	if (attach_names_begin(o.pid) == 0 &&
 	    (o.stacks != ATTACH_STACKS_DWARF || attach_unwind_begin(o.pid) == 0) &&
-	    attach_output_begin(&o) == 0 && (b = attach_load(&o, hook)) != NULL &&
+	    attach_output_begin(&o) == 0 && (b = attach_load(&o, hook, &sinks)) != NULL &&
 	    attach_collect_begin(&o, b, hook) == 0) {
 		prof_start_ns = prof_last_dump_ns = prof_now();
 		if (!o.duration_s && isatty(2))
 			attach_say("tracing process %d (%s); Ctrl-C ends the trace and reports",
 				   (int)o.pid, prof_exe_name());
-		enum prof_dump_reason end = trace(&o, b, &stop);
+		enum prof_dump_reason end = trace_until_end(&o, b, &stop);
 		/* The counts stop where the programs come off; what they sent is read. */
 		attach_detach(b);
 		prof_subject.end_ns = prof_now();

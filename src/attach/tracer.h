@@ -45,7 +45,7 @@ struct attach_opts {
 	const char *trace;          /* the timeline's file (NULL: none) */
 };
 
-/* One line "locklab-attach: ..." on stderr. */
+/* tracer.c: one line "locklab-attach: ..." on stderr. */
 void attach_say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* checks.c: each returns 0, or -1 with the one line that says why in `why`. */
@@ -60,7 +60,13 @@ int attach_check_report(int json);
 
 /* load.c */
 struct attach_bpf;
-struct attach_bpf *attach_load(const struct attach_opts *o, enum attach_hook hook);
+/* Where the ring buffers' records go as they are drained (collect.c's). */
+struct attach_sinks {
+	void (*sample)(const void *sample, size_t size);
+	void (*timed)(const void *timed, size_t size);
+};
+struct attach_bpf *attach_load(const struct attach_opts *o, enum attach_hook hook,
+			       const struct attach_sinks *sinks);
 /* The programs off (the maps stay, to be read once more), then everything freed. */
 void attach_detach(struct attach_bpf *b);
 void attach_unload(struct attach_bpf *b);
