@@ -241,7 +241,10 @@ def test_interrupted_then_resumed(tmp_path, hot_cold):
     db = tmp_path / "a.db"
     cmd = [sys.executable, "-m", "locklab.cli", "advise", "--db", str(db), "--passes", "3",
            "--locks", "futex", "--", str(hot_cold), "2", "2000000"]
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    # A suite started in the background (make test &) inherits SIGINT ignored, and
+    # Python keeps it so: give advise Ctrl-C back.
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     deadline = time.monotonic() + 300
     while time.monotonic() < deadline and len(rows_or_none(db)) < 5:
         time.sleep(0.2)
