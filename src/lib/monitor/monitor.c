@@ -229,13 +229,21 @@ int ll_monitor_enabled(void)
 	return MON_LOAD(ll_mon_reg.enabled);
 }
 
-int ll_mutex_monitor(ll_mutex_t *m, int on)
+/* M's record: EINVAL for no mutex, ENOENT for one the monitor does not keep. */
+static int record_or_error(ll_mutex_t *m, struct ll_mon_lock **r)
 {
 	if (!m)
 		return EINVAL;
-	struct ll_mon_lock *r = record_of(m);
-	if (!r)
-		return ENOENT;
+	*r = record_of(m);
+	return *r ? 0 : ENOENT;
+}
+
+int ll_mutex_monitor(ll_mutex_t *m, int on)
+{
+	struct ll_mon_lock *r;
+	int rc = record_or_error(m, &r);
+	if (rc)
+		return rc;
 	pthread_mutex_lock(&ll_mon_reg.mu);
 	switch_record(r, on);
 	pthread_mutex_unlock(&ll_mon_reg.mu);
@@ -244,11 +252,10 @@ int ll_mutex_monitor(ll_mutex_t *m, int on)
 
 int ll_mutex_set_name(ll_mutex_t *m, const char *name)
 {
-	if (!m)
-		return EINVAL;
-	struct ll_mon_lock *r = record_of(m);
-	if (!r)
-		return ENOENT;
+	struct ll_mon_lock *r;
+	int rc = record_or_error(m, &r);
+	if (rc)
+		return rc;
 	pthread_mutex_lock(&ll_mon_reg.mu);
 	snprintf(r->name, sizeof(r->name), "%s", name ? name : "");
 	pthread_mutex_unlock(&ll_mon_reg.mu);
