@@ -149,6 +149,24 @@ static pid_t tgid_of(pid_t pid)
 	return (pid_t)tgid;
 }
 
+int attach_proc_stat(pid_t pid, char *state, pid_t *ppid)
+{
+	char path[64], buf[1024];
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	FILE *f = fopen(path, "re");
+	size_t n = f ? fread(buf, 1, sizeof(buf) - 1, f) : 0;
+	if (f)
+		fclose(f);
+	buf[n] = 0;
+	/* The last ')' ends the name, which may hold any character. */
+	const char *close = strrchr(buf, ')');
+	int parent = 0;
+	if (!close || sscanf(close + 1, " %c %d", state, &parent) != 2)
+		return -1;
+	*ppid = (pid_t)parent;
+	return 0;
+}
+
 int attach_check_target(pid_t pid, char *why, size_t len)
 {
 	char path[64], exe[512], comm[64] = "";
@@ -168,6 +186,14 @@ int attach_check_target(pid_t pid, char *why, size_t len)
 		if (fgets(comm, sizeof(comm), f))
 			comm[strcspn(comm, "\n")] = 0;
 		fclose(f);
+	}
+	/* A zombie has no exe link either: not to be taken for a kernel thread. */
+	char state = 0;
+	pid_t ppid;
+	if (attach_proc_stat(pid, &state, &ppid) == 0 && state == 'Z') {
+		snprintf(why, len, "process %d (%s) has exited (its parent has not yet reaped it)",
+			 (int)pid, comm);
+		return -1;
 	}
 	snprintf(path, sizeof(path), "/proc/%d/exe", (int)pid);
 	ssize_t n = readlink(path, exe, sizeof(exe) - 1);

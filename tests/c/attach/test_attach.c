@@ -19,7 +19,8 @@
  *          main thread's pthread_join is left out, no lock; and the
  *          time a round takes with and without the tracer (what a traced futex
  *          call costs; a figure, not checked: the machine may be busy)
- * nopid    no such process: one line, status 1
+ * nopid    no such process, or one that has exited and is not yet reaped: one
+ *          line each, status 1
  * thread   a thread's id: one line naming its process
  * static   a statically linked program: one line, refused
  * unprivileged  not root and no capabilities: one line
@@ -629,6 +630,16 @@ static int test_nopid(void)
 	char want[64];
 	snprintf(want, sizeof(want), "no process %d", (int)gone);
 	CHECK(run_tracer(gone, NULL, path_of("nopid.err"), NULL, 0) == 1, "status not 1");
+	check_one_line(path_of("nopid.err"), want);
+
+	pid_t zombie = fork();
+	if (zombie == 0)
+		_exit(0);
+	nap_ms(200);   /* exited, and left unreaped until the tracer has run */
+	snprintf(want, sizeof(want), "process %d (test_attach) has exited", (int)zombie);
+	int rc = run_tracer(zombie, NULL, path_of("nopid.err"), NULL, 0);
+	finish(zombie, 10);
+	CHECK(rc == 1, "a zombie: status %d, not 1", rc);
 	check_one_line(path_of("nopid.err"), want);
 	return 0;
 }
