@@ -199,12 +199,15 @@ def run(pid: int, duration: float | None, settings: ProfilerSettings, fmt: str, 
 
 def _reports(proc: subprocess.Popen, fmt: str, out: BinaryIO) -> dict | None:
     """The tracer's JSON reports as they come: the interval ones streamed (JSON only),
-    the last returned."""
+    the last returned (a line cut short by the tracer's death is no report: its
+    status says what happened)."""
     last = None
     for line in proc.stdout:
-        if not line.strip():
+        try:
+            report = json.loads(line)
+        except ValueError:
             continue
-        last = json.loads(line)
+        last = report
         if last["reason"] == "interval" and fmt == "json":
             out.write((json.dumps(last) + "\n").encode())
             out.flush()
