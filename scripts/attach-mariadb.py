@@ -18,7 +18,9 @@ top5    Two like runs, each warmed --warm s before its window of --window s: one
 cost    One run in 10 s windows (sysbench --report-interval): cycles of [unattached]
         [tracer starting] [attached] [tracer reporting]; each attached window's tps
         against the mean of the unattached windows on either side, the median of
-        those ratios and its 95% interval (order statistics: no distribution assumed).
+        those ratios and its 95% interval (order statistics: no distribution assumed);
+        and in the attached windows the CPU time of the tracer's processes and of its
+        BPF programs (kernel.bpf_stats_enabled, on for the run) against the server's.
 repeat  --times attaches of 1 s each, one after another, against one server under
         sysbench (consecutive sysbench runs while they go on): every trace ends well,
         every sysbench run exits 0 with no reconnect, the server is the same process
@@ -290,9 +292,10 @@ def top5(args, work: Path) -> int:
 
 # ------------------------------------------------------------------ cost
 
-def median_interval(values: list[float]) -> tuple[float, float, float]:
+def median_interval(values: list[float]) -> tuple[float, float | None, float | None]:
     """The median and a distribution-free 95% interval for it: the order statistics
-    k and n-k+1 with k the largest such that P(Binomial(n, 1/2) < k) <= 2.5%."""
+    k and n-k+1 with k the largest such that P(Binomial(n, 1/2) < k) <= 2.5% (None
+    for fewer than 6 values, which cannot have one)."""
     v = sorted(values)
     n = len(v)
     k, below = 0, 0.0
@@ -301,11 +304,50 @@ def median_interval(values: list[float]) -> tuple[float, float, float]:
         if below > 0.025:
             break
         k += 1
-    lo, hi = (v[k - 1], v[n - k]) if k >= 1 else (v[0], v[-1])
-    return statistics.median(v), lo, hi
+    if k == 0:
+        return statistics.median(v), None, None
+    return statistics.median(v), v[k - 1], v[n - k]
+
+
+def tree(pid: int) -> list[int]:
+    """PID and every process below it."""
+    try:
+        kids = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+    except OSError:
+        return [pid]
+    return [pid, *(p for kid in kids for p in tree(int(kid)))]
+
+
+def tracer_cost() -> tuple[int, int]:
+    """The run time (ns) and the calls of the tracer's BPF programs so far, as the
+    kernel counts them (kernel.bpf_stats_enabled)."""
+    res = subprocess.run(["bpftool", "-j", "prog", "show"], capture_output=True, text=True,
+                         check=True)
+    ours = [o for o in json.loads(res.stdout or "[]") if OUR_PROGRAMS.match(o.get("name", ""))]
+    return sum(o.get("run_time_ns", 0) for o in ours), sum(o.get("run_cnt", 0) for o in ours)
+
+
+class Snapshot:
+    """What the server, the tracer's processes and its BPF programs had used by now."""
+
+    def __init__(self, server: int, tracer: int):
+        self.at = time.monotonic()
+        self.server = drivers.cpu_seconds(server)
+        self.tracer = sum(drivers.cpu_seconds(p) for p in tree(tracer) if Path(f"/proc/{p}").exists())
+        self.bpf_ns, self.calls = tracer_cost()
 
 
 def cost(args, work: Path) -> int:
+    stats = Path("/proc/sys/kernel/bpf_stats_enabled")
+    stats_before = stats.read_text()
+    stats.write_text("1\n")
+    try:
+        return cost_measured(args, work)
+    finally:
+        stats.write_text(stats_before)
+
+
+def cost_measured(args, work: Path) -> int:
     bench = Bench(work, args.clients)
     server = bench.start()
     warm_windows = 2
@@ -318,19 +360,24 @@ def cost(args, work: Path) -> int:
 
     # Window w covers [w*10, (w+1)*10) s; per cycle c (from warm_windows): unattached,
     # starting, attached, reporting; a last unattached window closes the last cycle.
-    attached_windows = []
+    attached_windows, used = [], []
     for c in range(args.cycles):
         base = warm_windows + 4 * c
         at(base + 1)
         tracer = subprocess.Popen([*tracer_prefix(args.tracefs), *locklab(), "profile", "-p",
                                    str(server.pid), "-o", os.devnull],
                                   stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        at(base + 2)
+        start = Snapshot(server.pid, tracer.pid)
         at(base + 3)
+        end = Snapshot(server.pid, tracer.pid)
         tracer.send_signal(signal.SIGINT)
         _, err = tracer.communicate(timeout=120)
         if tracer.returncode != 0:
             raise SystemExit(f"attach-mariadb: cycle {c + 1}: {err.strip()}")
         attached_windows.append(base + 2)
+        used.append((end.at - start.at, end.server - start.server, end.tracer - start.tracer,
+                     (end.bpf_ns - start.bpf_ns) / 1e9, end.calls - start.calls))
     out = finished(load, "cost run", bench.said)
     server.stop()
     tps = [float(m) for m in re.findall(r"^\[ *\d+s \] thds: \d+ tps: ([\d.]+)", out, re.M)]
@@ -348,8 +395,14 @@ def cost(args, work: Path) -> int:
     med, lo, hi = median_interval(ratios)
     print(f"attached / unattached (each attached window against the mean of the "
           f"unattached ones either side), {len(ratios)} cycles: median {med:.4f}, "
-          f"95% interval {lo:.4f}-{hi:.4f}")
+          + (f"95% interval {lo:.4f}-{hi:.4f}" if lo is not None else
+             "too few cycles for a 95% interval (6 at least)"))
     print(f"ratios: {' '.join(f'{r:.3f}' for r in ratios)}")
+    secs, server_cpu, tracer_cpu, bpf_s, calls = (sum(u[i] for u in used) for i in range(5))
+    print(f"CPU in the attached windows ({secs:.1f} s): the server {server_cpu:.2f} s, the "
+          f"tracer's processes {tracer_cpu:.2f} s, its BPF programs {bpf_s:.3f} s in "
+          f"{calls} calls ({bpf_s * 1e9 / max(calls, 1):.0f} ns a call, {calls / secs:.0f} "
+          f"calls/s); tracer + BPF = {(tracer_cpu + bpf_s) / server_cpu:.2%} of the server's CPU")
     return 0
 
 
