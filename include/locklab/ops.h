@@ -32,10 +32,22 @@ struct ll_knob {
 	const char *const *choices;  /* NULL-terminated names for enum knobs, else NULL */
 };
 
-/* Properties the benchmark and tests plan around. */
+/*
+ * Properties of an algorithm, in its table's flags: the benchmark, the tests,
+ * the monitor, the lock swapper and `locklab list` read them, never the name.
+ * A lock that waits sets one of PARKS and SPINS.
+ */
 enum {
 	LL_ALGO_PARKS = 1u << 0,     /* may sleep in the kernel while waiting */
 	LL_ALGO_FIFO  = 1u << 1,     /* grants the lock in arrival order */
+	LL_ALGO_SPINS = 1u << 2,     /* waits by spinning (or yielding) alone, never sleeps */
+	/*
+	 * The state is glibc's own lock (a pthread_mutex_t, or a pthread_rwlock_t
+	 * for an rwlock) at its start, and lock and unlock are glibc's calls on it:
+	 * a host that interposes those calls may make them on the state itself,
+	 * and the library's helpers see none of its waits.
+	 */
+	LL_ALGO_GLIBC = 1u << 3,
 };
 
 /* Bytes of algorithm state inside every ll_mutex_t (128 less ops and the monitor word). */
@@ -72,6 +84,12 @@ struct ll_lock_ops {
 	int  (*trylock)(void *state);                  /* 0 or EBUSY */
 	/* Any tv_sec, however far or negative; tv_nsec in [0, 1e9) (ll_mutex_timedlock checks). */
 	int  (*timedlock)(void *state, const struct timespec *abs_mono); /* 0 or ETIMEDOUT */
+	/*
+	 * The caller holds the lock.  Called on a lock that nobody holds (a
+	 * double unlock, a lock never taken) it must leave the lock free and
+	 * usable, at no cost to the release of a held lock (locklab.h: the
+	 * contract; tests/c/contract/ holds every registered algorithm to it).
+	 */
 	void (*unlock)(void *state);
 	/*
 	 * Optional (NULL: holding the lock takes nothing from the thread).  The
@@ -88,12 +106,13 @@ struct ll_error {
 	char msg[512];
 };
 
-/* err->msg from a printf format; err may be NULL. */
+/* err->msg from a printf format; err may be NULL (fmt may not). */
 LL_API void ll_error_set(struct ll_error *err, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 /*
  * The one way a name is refused: "unknown KIND 'name' [WHERE] (valid: a, b, c)",
- * the n valid names given by name_at(i, ctx); where may be NULL.
+ * the n valid names given by name_at(i, ctx); kind, name, where and name_at
+ * may be NULL (an empty word; no valid names).
  */
 LL_API void ll_error_unknown(struct ll_error *err, const char *kind, const char *name,
 			     const char *where, size_t n,
@@ -102,26 +121,28 @@ LL_API void ll_error_unknown(struct ll_error *err, const char *kind, const char 
 /* The table of algorithms (src/lib/locks/algorithms.def, in that order). */
 LL_API size_t ll_algo_count(void);
 LL_API const struct ll_lock_ops *ll_algo_at(size_t i);
-/* NULL and err filled ("unknown lock 'x' (valid: ...)") when not found. */
+/* NULL and err filled ("unknown lock 'x' (valid: ...)") when not found (or name is NULL). */
 LL_API const struct ll_lock_ops *ll_algo_find(const char *name, struct ll_error *err);
 
-/* Fill config with every knob's default. */
+/* Fill config with every knob's default (ops or config NULL: nothing). */
 LL_API void ll_config_defaults(const struct ll_lock_ops *ops, void *config);
 /*
  * Apply "k=v,k=v" (NULL or "" for none) on top of config; 0 or EINVAL with
- * err set.  Each knob at most once, no empty item (`a=1,` is refused).
+ * err set (also for ops or config NULL).  Each knob at most once, no empty
+ * item (`a=1,` is refused).
  */
 LL_API int ll_config_parse(const struct ll_lock_ops *ops, const char *opts, void *config,
 			   struct ll_error *err);
 /*
  * The same for any knob table (admission gates, the server workload): kind
- * and owner name what the options belong to in errors ("gate 'fifo'").
+ * and owner name what the options belong to in errors ("gate 'fifo'"; NULL:
+ * empty).  knobs NULL: none; config NULL: nothing written (parse: EINVAL).
  */
 LL_API void ll_knobs_defaults(const struct ll_knob *knobs, size_t nknobs, void *config,
 			      size_t size);
 LL_API int ll_knobs_parse(const char *kind, const char *owner, const struct ll_knob *knobs,
 			  size_t nknobs, const char *opts, void *config, struct ll_error *err);
-/* Print knob k's value in config ("pause", "30") into buf. */
+/* Print knob k's value in config ("pause", "30") into buf (k or config NULL: ""). */
 LL_API void ll_config_format(const struct ll_knob *k, const void *config, char *buf, size_t len);
 
 /*

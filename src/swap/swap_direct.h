@@ -24,4 +24,34 @@
 SWAP_ENTRY_POINTS(SWAP_DIRECT_DECLARE)
 #undef SWAP_DIRECT_DECLARE
 
+/* SWAP_DIRECT_CALLS defined before the include (the test program): its calls
+ * by glibc's names go to the swapper's entry points, one line per name of
+ * SWAP_ENTRY_POINTS. */
+#ifdef SWAP_DIRECT_CALLS
+#define pthread_mutex_init swap_pthread_mutex_init
+#define pthread_mutex_destroy swap_pthread_mutex_destroy
+#define pthread_mutex_lock swap_pthread_mutex_lock
+#define pthread_mutex_trylock swap_pthread_mutex_trylock
+#define pthread_mutex_timedlock swap_pthread_mutex_timedlock
+#define pthread_mutex_clocklock swap_pthread_mutex_clocklock
+#define pthread_mutex_unlock swap_pthread_mutex_unlock
+#define pthread_mutex_consistent swap_pthread_mutex_consistent
+#define pthread_cond_wait swap_pthread_cond_wait
+#define pthread_cond_timedwait swap_pthread_cond_timedwait
+#define pthread_cond_clockwait swap_pthread_cond_clockwait
+#define pthread_cond_signal swap_pthread_cond_signal
+#define pthread_cond_broadcast swap_pthread_cond_broadcast
+#define pthread_rwlock_init swap_pthread_rwlock_init
+#define pthread_rwlock_rdlock swap_pthread_rwlock_rdlock
+#define pthread_rwlock_tryrdlock swap_pthread_rwlock_tryrdlock
+#define pthread_rwlock_timedrdlock swap_pthread_rwlock_timedrdlock
+#define pthread_rwlock_clockrdlock swap_pthread_rwlock_clockrdlock
+#define pthread_rwlock_wrlock swap_pthread_rwlock_wrlock
+#define pthread_rwlock_trywrlock swap_pthread_rwlock_trywrlock
+#define pthread_rwlock_timedwrlock swap_pthread_rwlock_timedwrlock
+#define pthread_rwlock_clockwrlock swap_pthread_rwlock_clockwrlock
+#define pthread_rwlock_destroy swap_pthread_rwlock_destroy
+#define pthread_rwlock_unlock swap_pthread_rwlock_unlock
+#endif
+
 #endif

@@ -38,6 +38,35 @@ def test_list_json_has_knobs_with_defaults():
     assert algos["futex"]["parks"]
 
 
+def test_list_json_says_how_each_lock_waits():
+    """parks, spins, fifo and glibc: the ops tables' flags, one of parks and spins each."""
+    out = locklab("list", "--json")
+    assert out.returncode == 0, out.stderr
+    listed = [a for a in json.loads(out.stdout)
+              if a.get("built") and a.get("kind") in ("mutex", "rwlock")]
+    for a in listed:
+        assert a["parks"] != a["spins"], a["name"]
+    algos = {(a["kind"], a["name"]): a for a in listed}
+    glibc = {key for key, a in algos.items() if a["glibc"]}
+    assert glibc == {("mutex", "pthread"), ("mutex", "pthread-adaptive"), ("rwlock", "pthread")}
+    assert algos["mutex", "mcs"]["spins"] and algos["mutex", "mcs"]["fifo"]
+    assert algos["mutex", "futex"]["parks"] and not algos["mutex", "futex"]["spins"]
+
+
+def test_list_json_tells_the_librarys_locks_from_the_peers():
+    """library: what ll_mutex_init and the swapper know; the peers (ck-*, absl) are the
+    benchmark's alone, built or not."""
+    out = locklab("list", "--json")
+    assert out.returncode == 0, out.stderr
+    built = [a for a in json.loads(out.stdout) if a.get("built")]
+    own = {a["name"] for a in built if a["library"] and a["kind"] == "mutex"}
+    assert {"pthread", "innodb56", "mcs", "futex", "ll"} <= own
+    assert not own & {"ck-mcs", "ck-ticket", "ck-fas", "absl"}
+    peers = {a["name"] for a in built if not a["library"]}
+    assert all(name.startswith("ck-") or name == "absl" for name in peers), peers
+    assert all(a["library"] for a in built if a["kind"] in ("rwlock", "gate"))
+
+
 RWLOCKS = ["pthread", "ll", "partitioned", "innodb56-rw", "bravo"]
 
 

@@ -69,7 +69,7 @@ LL_OPS_ADAPTERS(example, ll_example_t)
 const struct ll_lock_ops ll_example_ops = {
 	.name = "example",
 	.summary = "a test-and-set lock that yields, added by the recipe test",
-	.flags = 0,
+	.flags = LL_ALGO_SPINS,
 	.knobs = example_knobs,
 	.nknobs = LL_COUNT(example_knobs),
 	.config_size = sizeof(struct ll_example_config),

@@ -172,7 +172,7 @@ static void mcs_unlock(void *state)
 const struct ll_lock_ops ll_ck_mcs_ops = {
 	.name = "ck-mcs",
 	.summary = "Concurrency Kit's MCS queue spinlock: FIFO, each waiter spins on its own node",
-	.flags = LL_ALGO_FIFO,
+	.flags = LL_ALGO_FIFO | LL_ALGO_SPINS,
 	.config_size = sizeof(struct ck_config),
 	.state_size = sizeof(ck_mcs_state),
 	.init = mcs_init, .destroy = no_destroy, .lock = mcs_lock, .trylock = mcs_trylock,
@@ -224,7 +224,7 @@ CK_WORD_LOCK(fas)
 const struct ll_lock_ops ll_ck_ticket_ops = {
 	.name = "ck-ticket",
 	.summary = "Concurrency Kit's ticket spinlock: FIFO by fetch-and-add on one word",
-	.flags = LL_ALGO_FIFO,
+	.flags = LL_ALGO_FIFO | LL_ALGO_SPINS,
 	.config_size = sizeof(struct ck_config),
 	.state_size = sizeof(ck_spinlock_ticket_t),
 	.init = ticket_init, .destroy = no_destroy, .lock = ticket_lock,
@@ -235,7 +235,7 @@ const struct ll_lock_ops ll_ck_fas_ops = {
 	.name = "ck-fas",
 	.summary = "Concurrency Kit's fetch-and-store spinlock (its default ck_spinlock): XCHG, "
 		   "then spin on loads",
-	.flags = 0,
+	.flags = LL_ALGO_SPINS,
 	.config_size = sizeof(struct ck_config),
 	.state_size = sizeof(ck_spinlock_fas_t),
 	.init = fas_init, .destroy = no_destroy, .lock = fas_lock, .trylock = fas_trylock,

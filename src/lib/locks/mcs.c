@@ -55,10 +55,17 @@ static void node_put(struct ll_mcs_node *n)
 	pool.free_list = n;
 }
 
+/*
+ * The holder of a lock never taken (and of one dropped): a node in no queue,
+ * whose next nobody links, so that an unlock of such a lock reaches the
+ * checks of unlock's slow part instead of a NULL node.
+ */
+static struct ll_mcs_node never_held;
+
 int ll_mcs_init(ll_mcs_t *l, const struct ll_mcs_config *cfg)
 {
 	atomic_init(&l->tail, NULL);
-	l->holder = NULL;
+	l->holder = &never_held;
 	struct ll_mcs_config def;
 	cfg = LL_CONFIG_OR_DEFAULTS(mcs, cfg, def);
 	l->spin = (uint8_t)cfg->spin;
@@ -117,6 +124,14 @@ void ll_mcs_unlock(ll_mcs_t *l)
 			node_put(me);
 			return;
 		}
+		/*
+		 * An unlock by a thread that does not hold the lock (ops.h: the
+		 * contract): FREE (no tail), or a lock never taken (its node
+		 * queues nowhere).  Nothing is released, nothing goes back to
+		 * the pool: the lock stays as it is.
+		 */
+		if (!expect || me == &never_held)
+			return;
 		/* A successor swapped the tail but has not linked itself yet. */
 		while (!(succ = atomic_load_explicit(&me->next, memory_order_acquire)))
 			ll_spin_wait(l->spin);
@@ -137,7 +152,7 @@ void ll_mcs_drop(ll_mcs_t *l)
 	uintptr_t at = (uintptr_t)me, mine = (uintptr_t)pool.nodes;
 	if (me && (me->heap || (at >= mine && at < mine + sizeof(pool.nodes))))
 		node_put(me);
-	l->holder = NULL;
+	l->holder = &never_held;
 }
 
 static void mcs_op_drop(void *s) { ll_mcs_drop(s); }
@@ -151,7 +166,7 @@ LL_OPS_ADAPTERS(mcs, ll_mcs_t)
 const struct ll_lock_ops ll_mcs_ops = {
 	.name = "mcs",
 	.summary = "MCS queue spinlock: FIFO, each waiter spins on its own node",
-	.flags = LL_ALGO_FIFO,
+	.flags = LL_ALGO_FIFO | LL_ALGO_SPINS,
 	.knobs = knobs, .nknobs = LL_COUNT(knobs),
 	.config_size = sizeof(struct ll_mcs_config),
 	LL_OPS_FUNCS(mcs, ll_mcs_t),

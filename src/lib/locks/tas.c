@@ -29,6 +29,7 @@ LL_OPS_ADAPTERS(tas, ll_tas_t)
 const struct ll_lock_ops ll_tas_ops = {
 	.name = "tas",
 	.summary = "test-and-set spinlock: XCHG until it succeeds",
+	.flags = LL_ALGO_SPINS,
 	.knobs = knobs, .nknobs = LL_COUNT(knobs),
 	.config_size = sizeof(struct ll_tas_config),
 	LL_OPS_FUNCS(tas, ll_tas_t),

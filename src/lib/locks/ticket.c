@@ -15,12 +15,34 @@ int ll_ticket_init(ll_ticket_t *l, const struct ll_ticket_config *cfg)
 	return 0;
 }
 
+int ll_ticket_take_passed(ll_ticket_t *l, unsigned o, unsigned n)
+{
+	/*
+	 * owner only moves when a holder unlocks, and a PASSED lock has none:
+	 * o stays the ticket being served until this CAS (or a rival's) draws it.
+	 * Acquire: pairs with the release of owner, as trylock's.
+	 */
+	while ((int)(n - o) < 0)
+		if (atomic_compare_exchange_weak_explicit(&l->next, &n, o + 1, memory_order_acquire,
+							  memory_order_relaxed))
+			return 0;
+	return EBUSY;
+}
+
 void ll_ticket_wait(ll_ticket_t *l, unsigned ticket)
 {
 	for (;;) {
 		unsigned o = atomic_load_explicit(&l->owner, memory_order_acquire);
 		if (o == ticket)
 			return;
+		if ((int)(ticket - o) < 0) {
+			/* Owner passed our ticket: PASSED (ticket.h).  Take it, or draw again. */
+			unsigned n = atomic_load_explicit(&l->next, memory_order_relaxed);
+			if (ll_ticket_take_passed(l, o, n) == 0)
+				return;
+			ticket = atomic_fetch_add_explicit(&l->next, 1, memory_order_relaxed);
+			continue;
+		}
 		/* Proportional backoff: the head is (ticket - o) handoffs away. */
 		uint32_t n = l->backoff ? l->backoff * (ticket - o) : 1;
 		for (uint32_t i = 0; i < n; i++)
@@ -46,7 +68,7 @@ LL_OPS_ADAPTERS(ticket, ll_ticket_t)
 const struct ll_lock_ops ll_ticket_ops = {
 	.name = "ticket",
 	.summary = "ticket spinlock: FIFO by fetch-and-add, optional proportional backoff",
-	.flags = LL_ALGO_FIFO,
+	.flags = LL_ALGO_FIFO | LL_ALGO_SPINS,
 	.knobs = knobs, .nknobs = LL_COUNT(knobs),
 	.config_size = sizeof(struct ll_ticket_config),
 	LL_OPS_FUNCS(ticket, ll_ticket_t),

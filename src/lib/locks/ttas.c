@@ -56,6 +56,7 @@ LL_OPS_ADAPTERS(ttas, ll_ttas_t)
 const struct ll_lock_ops ll_ttas_ops = {
 	.name = "ttas",
 	.summary = "test-and-test-and-set spinlock, randomised bounded exponential backoff",
+	.flags = LL_ALGO_SPINS,
 	.knobs = knobs, .nknobs = LL_COUNT(knobs),
 	.config_size = sizeof(struct ll_ttas_config),
 	LL_OPS_FUNCS(ttas, ll_ttas_t),

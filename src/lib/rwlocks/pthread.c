@@ -62,10 +62,13 @@ static const struct ll_knob knobs[] = {
 
 LL_RWLOCK_ADAPTERS(pthread, ll_rw_pthread_t)
 
+/* LL_ALGO_GLIBC: the state is glibc's rwlock, at its start. */
+_Static_assert(offsetof(ll_rw_pthread_t, rw) == 0, "glibc's rwlock starts the state");
+
 const struct ll_rwlock_ops ll_rw_pthread_ops = {
 	.name = "pthread",
 	.summary = "glibc pthread_rwlock_t: one reader-count word, futex queues",
-	.flags = LL_ALGO_PARKS,
+	.flags = LL_ALGO_PARKS | LL_ALGO_GLIBC,
 	.knobs = knobs, .nknobs = LL_COUNT(knobs),
 	.config_size = sizeof(struct ll_rw_pthread_config),
 	LL_RWLOCK_FUNCS(pthread, ll_rw_pthread_t),
