@@ -117,17 +117,24 @@ static int exe_class(pid_t pid)
 	return n == (ssize_t)sizeof(ident) && !memcmp(ident, ELFMAG, SELFMAG) ? ident[EI_CLASS] : 0;
 }
 
-/* Whether glibc (libc.so.6, or an older libpthread) is mapped in the process. */
-static int maps_libc(pid_t pid)
+/* What the process has mapped: glibc (libc.so.6, or an older libpthread), and the
+ * dynamic loader. A dynamically linked program caught between its exec and the
+ * loader's mapping of libc has the loader alone: not to be called static. */
+enum { MAPS_LIBC = 1, MAPS_LOADER = 2 };
+
+static int maps_of(pid_t pid)
 {
 	char path[64], line[4200];
 	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
 	FILE *f = fopen(path, "re");
 	int found = 0;
-	while (f && !found && fgets(line, sizeof(line), f)) {
+	while (f && !(found & MAPS_LIBC) && fgets(line, sizeof(line), f)) {
 		const char *slash = strrchr(line, '/');
-		found = slash && (!strncmp(slash, "/libc.so", 8) || !strncmp(slash, "/libc-", 6) ||
-				  !strncmp(slash, "/libpthread", 11));
+		if (slash && (!strncmp(slash, "/libc.so", 8) || !strncmp(slash, "/libc-", 6) ||
+			      !strncmp(slash, "/libpthread", 11)))
+			found |= MAPS_LIBC;
+		if (slash && !strncmp(slash, "/ld-linux", 9))
+			found |= MAPS_LOADER;
 	}
 	if (f)
 		fclose(f);
@@ -212,7 +219,14 @@ int attach_check_target(pid_t pid, char *why, size_t len)
 				   "programs only", (int)pid, comm);
 		return -1;
 	}
-	if (!maps_libc(pid)) {
+	int maps = maps_of(pid);
+	if (!(maps & MAPS_LIBC) && (maps & MAPS_LOADER)) {
+		snprintf(why, len, "process %d (%s) has not loaded libc.so.6 yet (it has only just "
+				   "started, or is stopped there): attach again once it runs",
+			 (int)pid, comm);
+		return -1;
+	}
+	if (!(maps & MAPS_LIBC)) {
 		snprintf(why, len, "process %d (%s) is statically linked (no libc.so.6 in its maps): "
 				   "its lock waits cannot be told from its other futex calls; not traced",
 			 (int)pid, comm);

@@ -23,6 +23,8 @@
  *          line each, status 1
  * thread   a thread's id: one line naming its process
  * static   a statically linked program: one line, refused
+ * early    a dynamically linked program stopped at its exec, before the loader has
+ *          mapped libc: one line that says so, not taken for a static one
  * unprivileged  not root and no capabilities: one line
  * detach   no program, map or link of the tracer's is left, however the trace ends:
  *          --duration, SIGINT, SIGTERM, the process's exit, SIGKILL of the tracer
@@ -40,6 +42,7 @@
 #include <stdint.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/ptrace.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -692,6 +695,30 @@ static int test_static(void)
 	return 0;
 }
 
+static int test_early(void)
+{
+	require_tracer();
+	pid_t pid = fork();
+	CHECK(pid >= 0, "fork: %s", strerror(errno));
+	if (pid == 0) {
+		/* Traced, it stops at the exec, before the dynamic loader runs. */
+		ptrace(PTRACE_TRACEME, 0, NULL, NULL);
+		execl(planted, planted, "3", path_of("counts.txt"), (char *)NULL);
+		_exit(127);
+	}
+	int status;
+	CHECK(waitpid(pid, &status, 0) == pid && WIFSTOPPED(status), "not stopped at its exec");
+	char want[96];
+	snprintf(want, sizeof(want), "process %d (attach_planted) has not loaded libc.so.6 yet",
+		 (int)pid);
+	int rc = run_tracer(pid, NULL, path_of("early.err"), NULL, 0);
+	kill(pid, SIGKILL);
+	waitpid(pid, &status, 0);
+	CHECK(rc == 1, "status %d, not 1", rc);
+	check_one_line(path_of("early.err"), want);
+	return 0;
+}
+
 static int test_unprivileged(void)
 {
 	require_tracer();
@@ -794,6 +821,7 @@ static const struct test_case cases[] = {
 	{ "hooks", test_hooks, 0 },
 	{ "exact", test_exact, 0 },       { "nopid", test_nopid, 0 },
 	{ "thread", test_thread, 0 },     { "static", test_static, 0 },
+	{ "early", test_early, 0 },
 	{ "unprivileged", test_unprivileged, 0 }, { "detach", test_detach, 0 },
 	{ "repeat", test_repeat, 0 },
 };
@@ -803,7 +831,7 @@ int main(int argc, char **argv)
 	const char *arg;
 	const struct test_case *t = test_pick(argc, argv, cases, sizeof(cases) / sizeof(cases[0]),
 					      "window|names|interval|timeline|hooks|exact|nopid|thread|static|"
-					      "unprivileged|detach|repeat [N]", &arg);
+					      "early|unprivileged|detach|repeat [N]", &arg);
 	if (!t)
 		return 2;
 	repeat_arg = arg;
