@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""`locklab profile -p` against MariaDB under sysbench oltp_read_write: issue 39's targets.
+"""`locklab profile -p` against MariaDB under sysbench oltp_read_write: names, cost, detaches.
 
     flock /tmp/locklab-bench.lock scripts/attach-mariadb.py top5
     flock /tmp/locklab-bench.lock scripts/attach-mariadb.py cost --cycles 10
@@ -25,6 +25,9 @@ repeat  --times attaches of 1 s each, one after another, against one server unde
         sysbench (consecutive sysbench runs while they go on): every trace ends well,
         every sysbench run exits 0 with no reconnect, the server is the same process
         at the end, and no BPF program, map or link is left (bpftool, before and after).
+        A first sysbench run of 60 s, unattached, gives the rate of the errors
+        oltp_read_write ignores (InnoDB's deadlocks, retried) to set the attached
+        runs' against.
 
 Each mode prints the machine's load (/proc/loadavg) before and after: the machine
 these figures come from is shared.  --tracefs mounts tracefs in a private mount
@@ -422,20 +425,47 @@ def bpf_objects() -> dict[str, int]:
     return counts
 
 
+def other_tracers() -> list[int]:
+    """The locklab-attach processes running now: another's (a test suite's) objects
+    would be counted as left behind by ours."""
+    found = []
+    for comm in Path("/proc").glob("[0-9]*/comm"):
+        try:
+            if comm.read_text().strip() == "locklab-attach":
+                found.append(int(comm.parent.name))
+        except OSError:
+            pass
+    return found
+
+
+def quiet_bpf_objects() -> dict[str, int]:
+    """bpf_objects() once no tracer runs on the machine (waiting up to 5 minutes)."""
+    for _ in range(300):
+        if not other_tracers():
+            return bpf_objects()
+        time.sleep(1)
+    raise SystemExit(f"attach-mariadb: locklab-attach still running (pids "
+                     f"{other_tracers()}): BPF objects not counted")
+
+
 def repeat(args, work: Path) -> int:
     bench = Bench(work, args.clients)
     server = bench.start()
-    before = bpf_objects()
+    before = quiet_bpf_objects()
     print(f"BPF objects before: {before}")
-    runs = []
+    load = bench.load(server, 60)
+    unattached = drivers.parse_sysbench(finished(load, "the unattached run", bench.said), "")
+    runs, took = [], []
     load = bench.load(server, 60)
     for i in range(args.times):
         if load.poll() is not None:
             out = finished(load, f"sysbench run {len(runs) + 1}", bench.said)
             runs.append(drivers.parse_sysbench(out, ""))
             load = bench.load(server, 60)
+        started = time.monotonic()
         res = subprocess.run([*locklab(), "profile", "-p", str(server.pid), "--duration", "1",
                               "-o", os.devnull], capture_output=True, text=True)
+        took.append(time.monotonic() - started)
         if res.returncode != 0:
             raise SystemExit(f"attach-mariadb: attach {i + 1}: {res.stderr.strip()}")
         if server.proc.poll() is not None:
@@ -444,15 +474,20 @@ def repeat(args, work: Path) -> int:
     out = finished(load, f"sysbench run {len(runs) + 1}", bench.said)
     runs.append(drivers.parse_sysbench(out, ""))
     time.sleep(1)
-    after = bpf_objects()
+    after = quiet_bpf_objects()
     pid = int((server.workdir / "pid").read_text())
     server.stop()
     errors = sum(r["client_errors"] or 0 for r in runs)
     queries = sum(r["iterations"] or 0 for r in runs)
     crashed = "got signal" in (server.workdir / "error.log").read_text(errors="replace")
-    print(f"{args.times} attaches of 1 s, each ended with its report, status 0")
-    print(f"sysbench: {len(runs)} runs, each exited 0 with 0 reconnects; {queries} queries, "
-          f"{errors} ignored errors (oltp_read_write's deadlocks, retried by sysbench)")
+    print(f"{args.times} attaches of 1 s, each ended with its report, status 0; "
+          f"`locklab profile -p` took {statistics.median(took):.1f} s (median), "
+          f"{max(took):.1f} s at most")
+    print(f"sysbench unattached: {unattached['iterations']} queries, "
+          f"{unattached['client_errors']} ignored errors (oltp_read_write's deadlocks, "
+          f"retried by sysbench)")
+    print(f"sysbench attached: {len(runs)} runs, each exited 0 with 0 reconnects; "
+          f"{queries} queries, {errors} ignored errors")
     print(f"server: the same process throughout (pid {pid} == {server.pid}: "
           f"{pid == server.pid}); its error log reports a crash: {crashed}")
     print(f"BPF objects after: {after} (the tracer's programs: {after['ours']})")
