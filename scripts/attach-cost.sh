@@ -32,6 +32,11 @@ for hook in syscall raw; do
   for stacks in dwarf fp; do
     "$pingpong" "$rounds" wait > "$tmp/traced" &
     pp=$!
+    # Started (its libc mapped): a tracer that came first would find no libc in its maps.
+    for _ in $(seq 300); do
+      grep -q ready "$tmp/traced" && break
+      sleep 0.01
+    done
     "$tracer" -p "$pp" --hook "$hook" --stacks "$stacks" -o "$tmp/report" 2> "$tmp/err" &
     tr=$!
     # Attached: its programs are listed (or it gave up: no tracefs for this hook).

@@ -117,17 +117,24 @@ static int exe_class(pid_t pid)
 	return n == (ssize_t)sizeof(ident) && !memcmp(ident, ELFMAG, SELFMAG) ? ident[EI_CLASS] : 0;
 }
 
-/* Whether glibc (libc.so.6, or an older libpthread) is mapped in the process. */
-static int maps_libc(pid_t pid)
+/* What the process has mapped: glibc (libc.so.6, or an older libpthread), and the
+ * dynamic loader. A dynamically linked program caught between its exec and the
+ * loader's mapping of libc has the loader alone: not to be called static. */
+enum { MAPS_LIBC = 1, MAPS_LOADER = 2 };
+
+static int maps_of(pid_t pid)
 {
 	char path[64], line[4200];
 	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
 	FILE *f = fopen(path, "re");
 	int found = 0;
-	while (f && !found && fgets(line, sizeof(line), f)) {
+	while (f && !(found & MAPS_LIBC) && fgets(line, sizeof(line), f)) {
 		const char *slash = strrchr(line, '/');
-		found = slash && (!strncmp(slash, "/libc.so", 8) || !strncmp(slash, "/libc-", 6) ||
-				  !strncmp(slash, "/libpthread", 11));
+		if (slash && (!strncmp(slash, "/libc.so", 8) || !strncmp(slash, "/libc-", 6) ||
+			      !strncmp(slash, "/libpthread", 11)))
+			found |= MAPS_LIBC;
+		if (slash && !strncmp(slash, "/ld-linux", 9))
+			found |= MAPS_LOADER;
 	}
 	if (f)
 		fclose(f);
@@ -147,6 +154,24 @@ static pid_t tgid_of(pid_t pid)
 	if (f)
 		fclose(f);
 	return (pid_t)tgid;
+}
+
+int attach_proc_stat(pid_t pid, char *state, pid_t *ppid)
+{
+	char path[64], buf[1024];
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	FILE *f = fopen(path, "re");
+	size_t n = f ? fread(buf, 1, sizeof(buf) - 1, f) : 0;
+	if (f)
+		fclose(f);
+	buf[n] = 0;
+	/* The last ')' ends the name, which may hold any character. */
+	const char *close = strrchr(buf, ')');
+	int parent = 0;
+	if (!close || sscanf(close + 1, " %c %d", state, &parent) != 2)
+		return -1;
+	*ppid = (pid_t)parent;
+	return 0;
 }
 
 int attach_check_target(pid_t pid, char *why, size_t len)
@@ -169,6 +194,14 @@ int attach_check_target(pid_t pid, char *why, size_t len)
 			comm[strcspn(comm, "\n")] = 0;
 		fclose(f);
 	}
+	/* A zombie has no exe link either: not to be taken for a kernel thread. */
+	char state = 0;
+	pid_t ppid;
+	if (attach_proc_stat(pid, &state, &ppid) == 0 && state == 'Z') {
+		snprintf(why, len, "process %d (%s) has exited (its parent has not yet reaped it)",
+			 (int)pid, comm);
+		return -1;
+	}
 	snprintf(path, sizeof(path), "/proc/%d/exe", (int)pid);
 	ssize_t n = readlink(path, exe, sizeof(exe) - 1);
 	if (n < 0 && errno == ENOENT) {
@@ -186,7 +219,14 @@ int attach_check_target(pid_t pid, char *why, size_t len)
 				   "programs only", (int)pid, comm);
 		return -1;
 	}
-	if (!maps_libc(pid)) {
+	int maps = maps_of(pid);
+	if (!(maps & MAPS_LIBC) && (maps & MAPS_LOADER)) {
+		snprintf(why, len, "process %d (%s) has not loaded libc.so.6 yet (it has only just "
+				   "started, or is stopped there): attach again once it runs",
+			 (int)pid, comm);
+		return -1;
+	}
+	if (!(maps & MAPS_LIBC)) {
 		snprintf(why, len, "process %d (%s) is statically linked (no libc.so.6 in its maps): "
 				   "its lock waits cannot be told from its other futex calls; not traced",
 			 (int)pid, comm);

@@ -183,23 +183,6 @@ static int parse(int argc, char **argv, struct attach_opts *o, int *check)
 	return 0;
 }
 
-/* The parent of pid, from the fourth field of /proc/PID/stat (after "(comm)"). */
-static pid_t parent_of(pid_t pid)
-{
-	char path[64], buf[1024];
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	FILE *f = fopen(path, "re");
-	size_t n = f ? fread(buf, 1, sizeof(buf) - 1, f) : 0;
-	if (f)
-		fclose(f);
-	buf[n] = 0;
-	const char *close = strrchr(buf, ')');
-	int ppid = 0;
-	if (close)
-		sscanf(close + 1, " %*c %d", &ppid);
-	return (pid_t)ppid;
-}
-
 /* Until the duration, a signal or the process's exit: samples as they come, and
  * the interval reports.  Returns the reason for the last report. */
 static enum prof_dump_reason trace_until_end(const struct attach_opts *o, struct attach_bpf *b,
@@ -290,7 +273,9 @@ int main(int argc, char **argv)
 
 	prof_subject.tool = "locklab-attach";
 	prof_subject.pid = o.pid;
-	prof_subject.ppid = parent_of(o.pid);
+	char state;
+	if (attach_proc_stat(o.pid, &state, &prof_subject.ppid))
+		prof_subject.ppid = 0;
 	prof_subject.traced = 1;
 	int rc = ATTACH_EXIT_FAIL;
 	struct attach_bpf *b = NULL;

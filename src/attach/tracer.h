@@ -50,6 +50,8 @@ void attach_say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* checks.c: each returns 0, or -1 with the one line that says why in `why`. */
 int attach_check_target(pid_t pid, char *why, size_t len);  /* a 64-bit, dynamic process */
+/* /proc/PID/stat's state letter (Z: a zombie) and parent; -1 when unreadable. */
+int attach_proc_stat(pid_t pid, char *state, pid_t *ppid);
 int attach_check_kernel(char *why, size_t len);             /* privileges, BPF, BTF */
 /* Which hook to attach by: the syscall tracepoints where tracefs has them, else raw
  * tracepoints; `why` says so (a note, not a failure) when the user asked for neither. */

@@ -1,5 +1,6 @@
 """`locklab list`: the algorithms (mutexes, then rwlocks) and the admission gates'
-policies, their knobs and defaults, as locklab-bench knows them."""
+policies, their knobs and defaults, as locklab-bench knows them; and what this build
+left out (peer locks, the attach tracer), with why."""
 from __future__ import annotations
 
 import argparse
@@ -8,6 +9,7 @@ import sys
 
 from .. import native
 from ..errors import LocklabError
+from ..profile import attach
 
 
 def command(args: argparse.Namespace) -> int:
@@ -17,6 +19,9 @@ def command(args: argparse.Namespace) -> int:
             else "all" if not args.name else "mutex")
     algos = native.algorithms(args.name, args.lock_opts or args.gate_opts, unbuilt=True,
                               kind=kind)
+    tracer = attach.unbuilt_entry() if kind == "all" else None
+    if tracer:  # `locklab profile -p`'s
+        algos.append(tracer)
     if args.json:
         json.dump(algos, sys.stdout, indent=2)
         sys.stdout.write("\n")

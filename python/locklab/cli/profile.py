@@ -14,6 +14,7 @@ from ..profile import session
 from ..swap import check
 from ..swap.settings import library_path as swapper_library
 from ..swap.sites import SiteCounts, mangled_sites
+from . import profile_attach
 from .options import in_range
 from .parser import add_command, add_swap_options, check_writable, command_of, swap_settings
 
@@ -34,16 +35,8 @@ def signal_number(text: str) -> int:
     raise argparse.ArgumentTypeError(f"unknown report signal {text!r} (valid: {SIGNALS_VALID})")
 
 
-def command(args: argparse.Namespace) -> int:
-    cmd = command_of(args)
-    if not cmd:
-        raise LocklabError("no command to profile: locklab profile [options] -- CMD [ARGS]")
-    program = resolve_program(cmd[0], session.library_path(), "profile it")
-    swapped = swap_settings(args)
-    origin: dict[str, str] = {}
-    if swapped.swaps():
-        swapped, origin = mangled_sites(swapped, program)
-        check.check(swapped)
+def output_format(args: argparse.Namespace) -> str:
+    """The format asked for, its options checked (the files -o and --trace write among them)."""
     fmt = "json" if args.json else "folded" if args.folded else "pprof" if args.pprof else "text"
     if args.lines and fmt != "folded":
         raise LocklabError("--lines is for --folded (text, JSON and pprof always carry "
@@ -55,10 +48,28 @@ def command(args: argparse.Namespace) -> int:
             check_writable(path, option)
     if fmt == "pprof" and not args.output and sys.stdout.isatty():
         raise LocklabError("--pprof writes a binary profile: give -o FILE")
+    return fmt
+
+
+def command(args: argparse.Namespace) -> int:
+    profile_attach.refuse(args)
+    if args.pid is not None:
+        return profile_attach.command(args, output_format(args))
+    cmd = command_of(args)
+    if not cmd:
+        raise LocklabError("no command to profile: locklab profile [options] -- CMD [ARGS]")
+    program = resolve_program(cmd[0], session.library_path(), "profile it")
+    swapped = swap_settings(args)
+    origin: dict[str, str] = {}
+    if swapped.swaps():
+        swapped, origin = mangled_sites(swapped, program)
+        check.check(swapped)
+    fmt = output_format(args)
     measured = session.ProfilerSettings(
         stack_depth=args.stack_depth, depth=args.depth, hold_every=args.hold_every,
         top=args.top, min_wait=args.min_wait, interval=args.interval, threads=args.threads,
-        trace_events=args.trace_events if args.trace else 0, signal=args.signal)
+        trace_events=args.trace_events if args.trace else 0,
+        signal=signal.SIGPROF if args.signal is None else args.signal)
     env = dict(os.environ)
     counts = None
     if swapped.swaps():
@@ -83,10 +94,13 @@ def command(args: argparse.Namespace) -> int:
 def add_parser(sub) -> None:
     p = sub.add_parser(
         "profile", help="lock contention of a program (plockstat for Linux)",
-        usage="locklab profile [options] -- CMD [ARGS...]",
+        usage="locklab profile [options] -- CMD [ARGS...]\n"
+        "       locklab profile -p PID [options]",
         description="Run CMD with liblocklab-prof.so preloaded and report which locks "
         "made its threads wait: pthread mutexes, rwlocks, condvar reacquisition and raw "
-        "futex waits, per lock and call site.")
+        "futex waits, per lock and call site; or attach to a running process (-p).",
+        add_help=False)
+    profile_attach.add_options(p)
     out = p.add_mutually_exclusive_group()
     out.add_argument("--json", action="store_true", help="JSON (every process, every site)")
     out.add_argument("--folded", action="store_true",
@@ -114,7 +128,7 @@ def add_parser(sub) -> None:
     p.add_argument("--interval", type=in_range(0.01, 86400.0, float, " seconds"), metavar="S",
                    help="also report what happened in each S seconds, as it happens "
                    "(0.01-86400)")
-    p.add_argument("--signal", type=signal_number, default=signal.SIGPROF, metavar="SIG",
+    p.add_argument("--signal", type=signal_number, metavar="SIG",
                    help="report the run so far when the program gets SIG (PROF, USR1, USR2, "
                    "URG, WINCH or its number; 0: none)")
     p.add_argument("--hold-every", type=in_range(0, 1 << 30, int, "; 0: off"),

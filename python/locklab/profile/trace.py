@@ -10,15 +10,22 @@ from .reports import read_json
 
 
 def write_trace(path: str, dumps: list[Path], reports: list[dict]) -> None:
-    """The timeline of waits as a Chrome trace (JSON trace-event format, for Perfetto
-    or chrome://tracing): one slice per wait, on its thread's track, named by its
-    lock.  Says on stderr how many waits the rings dropped (the oldest of each thread)."""
-    events, dropped, kept, capacity = [], 0, 0, 0
+    """The timelines the preloaded profiler left beside its DUMPS (REPORTS: theirs),
+    written to PATH by write_timeline."""
     parts = []
     for dump, rep in zip(dumps, reports):
         tr = dump.with_suffix(".trace")
         if tr.exists():
             parts.append((rep, read_json(tr)))
+    write_timeline(path, parts)
+
+
+def write_timeline(path: str, parts: list[tuple[dict, dict]], tool: str = "locklab-prof") -> None:
+    """The timeline of waits as a Chrome trace (JSON trace-event format, for Perfetto
+    or chrome://tracing): one slice per wait, on its thread's track, named by its
+    lock, from each (report, its process's timeline) of PARTS, as TOOL wrote them.
+    Says on stderr how many waits the rings dropped (the oldest of each thread)."""
+    events, dropped, kept, capacity = [], 0, 0, 0
     start = min((rep["start_ns"] for rep, _ in parts), default=0)
     for rep, tr in parts:
         pid = tr["pid"]
@@ -36,7 +43,7 @@ def write_trace(path: str, dumps: list[Path], reports: list[dict]) -> None:
                                "args": {"lock": name, "event": event, "wait_ns": ns}})
                 kept += 1
     doc = {"traceEvents": events, "displayTimeUnit": "ns",
-           "otherData": {"tool": "locklab-prof", "waits": kept, "dropped": dropped,
+           "otherData": {"tool": tool, "waits": kept, "dropped": dropped,
                          "per_thread": capacity}}
     try:
         Path(path).write_text(json.dumps(doc) + "\n")
