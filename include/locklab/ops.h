@@ -156,8 +156,9 @@ LL_API void ll_set_allocator(const struct ll_allocator *a);
 	{ #field, help_, offsetof(type, field), def_, min_, max_, NULL }
 #define LL_KNOB_SPIN(type) LL_KNOB_SPIN_DEFAULT(type, LL_SPIN_PAUSE)
 #define LL_KNOB_SPIN_DEFAULT(type, def_) \
-	{ "spin", "spin-wait: pause, none, a dummy test-and-set (tas), or sched_yield (yield)", \
-	  offsetof(type, spin), def_, 0, 3, ll_spin_policy_names }
+	{ "spin", "spin-wait: pause, none, a dummy test-and-set (tas), sched_yield (yield), " \
+	  "or auto (pause, then yield once the wait is long)", \
+	  offsetof(type, spin), def_, 0, LL_SPIN_AUTO, ll_spin_policy_names }
 #define LL_COUNT(a) (sizeof(a) / sizeof((a)[0]))
 
 /*

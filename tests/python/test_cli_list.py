@@ -33,7 +33,7 @@ def test_list_json_has_knobs_with_defaults():
     assert knobs["sync_spin_loops"]["default"] == "30"
     assert knobs["spin_wait_delay"]["default"] == "6"
     assert knobs["pause_multiplier"]["default"] == "50"
-    assert knobs["spin"]["choices"] == ["pause", "none", "tas", "yield"]
+    assert knobs["spin"]["choices"] == ["pause", "none", "tas", "yield", "auto"]
     assert algos["ticket"]["fifo"] and not algos["ticket"]["parks"]
     assert algos["futex"]["parks"]
 

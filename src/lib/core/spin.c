@@ -7,7 +7,14 @@
 
 #include "locklab/bits/spin.h"
 
-const char *const ll_spin_policy_names[] = { "pause", "none", "tas", "yield", NULL };
+const char *const ll_spin_policy_names[] = { "pause", "none", "tas", "yield", "auto", NULL };
+
+/*
+ * auto pauses for this long before it yields: several handoffs of a lock
+ * whose holder runs, well under a scheduler's time slice.
+ */
+#define AUTO_PAUSE_NS 10000
+uint32_t ll_spin_auto_pauses = 256;
 
 static double spin_ns_per_wait[LL_SPIN_POLICIES];
 static pthread_once_t calibrate_once = PTHREAD_ONCE_INIT;
@@ -36,7 +43,9 @@ static double measure(unsigned policy)
 static void calibrate(void)
 {
 	for (unsigned p = 0; p < LL_SPIN_POLICIES; p++)
-		spin_ns_per_wait[p] = measure(p);
+		spin_ns_per_wait[p] = p == LL_SPIN_AUTO ? spin_ns_per_wait[LL_SPIN_PAUSE] : measure(p);
+	double pauses = AUTO_PAUSE_NS / spin_ns_per_wait[LL_SPIN_PAUSE];
+	ll_spin_auto_pauses = pauses < 1 ? 1 : pauses > 1e9 ? 1000000000u : (uint32_t)pauses;
 }
 
 void ll_spin_calibrate(void)
@@ -60,16 +69,23 @@ uint32_t ll_spin_iters(unsigned policy, int64_t ns)
 	return n > 4e9 ? UINT32_MAX : (uint32_t)n;
 }
 
+void ll_spin_auto_wait(struct ll_spinner *s)
+{
+	s->waits++;
+	sched_yield();
+}
+
 int ll_spin_poll_until(int (*try_fn)(void *), void *state, unsigned policy,
 		       const struct timespec *abs_mono)
 {
+	struct ll_spinner s = ll_spinner_start(policy);
 	for (unsigned i = 0;; i++) {
 		if (try_fn(state) == 0)
 			return 0;
 		/* The clock costs more than an attempt: look at it once every 64. */
 		if ((i & 63) == 63 && ll_deadline_passed(abs_mono))
 			return ETIMEDOUT;
-		ll_spin_wait(policy);
+		ll_spinner_wait(&s);
 	}
 }
 

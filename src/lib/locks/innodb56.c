@@ -35,11 +35,12 @@ void ll_innodb56_signal(ll_innodb56_t *l)
 static int spin_phase(ll_innodb56_t *l, const struct timespec *abs_mono)
 {
 	uint32_t i = 0;
+	struct ll_spinner sp = ll_spinner_start(l->s.spin);
 
 	for (;;) {
 		while (atomic_load_explicit(&l->lock_word, memory_order_relaxed) &&
 		       i < l->s.spin_loops) {
-			ll_ib_spin_delay(&l->s);
+			ll_ib_spin_delay(&l->s, &sp);
 			i++;
 		}
 		if (i >= l->s.spin_loops)

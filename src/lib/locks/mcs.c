@@ -74,10 +74,11 @@ void ll_mcs_lock(ll_mcs_t *l)
 	/* acq_rel: publish our node's init to the successor; see pred's init. */
 	struct ll_mcs_node *pred = atomic_exchange_explicit(&l->tail, me, memory_order_acq_rel);
 	if (pred) {
+		struct ll_spinner s = ll_spinner_start(l->spin);
 		/* Release: pred's holder reads our node only after seeing this link. */
 		atomic_store_explicit(&pred->next, me, memory_order_release);
 		while (atomic_load_explicit(&me->locked, memory_order_acquire))
-			ll_spin_wait(l->spin);
+			ll_spinner_wait(&s);
 	}
 	l->holder = me;
 }
@@ -118,8 +119,9 @@ void ll_mcs_unlock(ll_mcs_t *l)
 			return;
 		}
 		/* A successor swapped the tail but has not linked itself yet. */
+		struct ll_spinner s = ll_spinner_start(l->spin);
 		while (!(succ = atomic_load_explicit(&me->next, memory_order_acquire)))
-			ll_spin_wait(l->spin);
+			ll_spinner_wait(&s);
 	}
 	/* Release: the critical section happens-before the successor's. */
 	atomic_store_explicit(&succ->locked, 0, memory_order_release);

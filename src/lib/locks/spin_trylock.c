@@ -40,9 +40,10 @@ static atomic_int *spinner_counter(ll_spin_trylock_t *l)
 /* Spin rounds of (wait, trylock); 0 when the lock was taken. */
 static int spin_phase(ll_spin_trylock_t *l)
 {
+	struct ll_spinner s = ll_spinner_start(l->spin);
 	for (uint32_t r = 0; r < l->spin_loops; r++) {
 		for (uint32_t i = 0; i < l->round_iters; i++)
-			ll_spin_wait(l->spin);
+			ll_spinner_wait(&s);
 		if (pthread_mutex_trylock(&l->m) == 0)
 			return 0;
 	}

@@ -17,6 +17,7 @@ int ll_ticket_init(ll_ticket_t *l, const struct ll_ticket_config *cfg)
 
 void ll_ticket_wait(ll_ticket_t *l, unsigned ticket)
 {
+	struct ll_spinner s = ll_spinner_start(l->spin);
 	for (;;) {
 		unsigned o = atomic_load_explicit(&l->owner, memory_order_acquire);
 		if (o == ticket)
@@ -24,7 +25,7 @@ void ll_ticket_wait(ll_ticket_t *l, unsigned ticket)
 		/* Proportional backoff: the head is (ticket - o) handoffs away. */
 		uint32_t n = l->backoff ? l->backoff * (ticket - o) : 1;
 		for (uint32_t i = 0; i < n; i++)
-			ll_spin_wait(l->spin);
+			ll_spinner_wait(&s);
 	}
 }
 
