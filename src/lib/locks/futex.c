@@ -63,7 +63,7 @@ LL_OPS_ADAPTERS(futex, ll_futex_t)
 const struct ll_lock_ops ll_futex_ops = {
 	.name = "futex",
 	.summary = "three-state futex mutex (0 free, 1 held, 2 held+sleepers), wake one",
-	.flags = LL_ALGO_PARKS,
+	.flags = LL_ALGO_PARKS | LL_ALGO_PREEMPT_SAFE,
 	.knobs = knobs, .nknobs = LL_COUNT(knobs),
 	.config_size = sizeof(struct ll_futex_config),
 	LL_OPS_FUNCS(futex, ll_futex_t),

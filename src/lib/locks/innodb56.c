@@ -87,7 +87,7 @@ LL_OPS_ADAPTERS(innodb56, ll_innodb56_t)
 const struct ll_lock_ops ll_innodb56_ops = {
 	.name = "innodb56",
 	.summary = "InnoDB 5.6 mutex: TAS, random ut_delay spin, sync array, broadcast on unlock",
-	.flags = LL_ALGO_PARKS,
+	.flags = LL_ALGO_PARKS | LL_ALGO_PREEMPT_SAFE,
 	.knobs = knobs, .nknobs = LL_COUNT(knobs),
 	.config_size = sizeof(struct ll_innodb56_config),
 	LL_OPS_FUNCS(innodb56, ll_innodb56_t),

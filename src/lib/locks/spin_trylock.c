@@ -93,7 +93,7 @@ LL_OPS_ADAPTERS(spin_trylock, ll_spin_trylock_t)
 const struct ll_lock_ops ll_spin_trylock_ops = {
 	.name = "spin-trylock",
 	.summary = "innotsim's mutex: spin rounds of trylock, then pthread_mutex_lock; spinner limit",
-	.flags = LL_ALGO_PARKS,
+	.flags = LL_ALGO_PARKS | LL_ALGO_PREEMPT_SAFE,
 	.knobs = knobs, .nknobs = LL_COUNT(knobs),
 	.config_size = sizeof(struct ll_spin_trylock_config),
 	LL_OPS_FUNCS(spin_trylock, ll_spin_trylock_t),

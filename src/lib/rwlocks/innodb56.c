@@ -373,7 +373,7 @@ const struct ll_rwlock_ops ll_rw_innodb56_ops = {
 	.name = "innodb56-rw",
 	.summary = "InnoDB 5.6 rw_lock_t: lock_word with X_LOCK_DECR, wait_ex, random ut_delay "
 		   "spin, sync array, broadcast",
-	.flags = LL_ALGO_PARKS,
+	.flags = LL_ALGO_PARKS | LL_ALGO_PREEMPT_SAFE,
 	.knobs = knobs, .nknobs = LL_COUNT(knobs),
 	.config_size = sizeof(struct ll_rw_innodb56_config),
 	LL_RW_STATIC_FUNCS(ll_rw_innodb56_t),

@@ -722,7 +722,7 @@ const struct ll_lock_ops ll_ll_ops = {
 	.name = "ll",
 	.summary = "locklab's mutex: CAS + plain-store unlock, bounded yielding pollers, one heir, "
 		   "FIFO parking lot, handoff after a turn scaled to the queue",
-	.flags = LL_ALGO_PARKS,
+	.flags = LL_ALGO_PARKS | LL_ALGO_PREEMPT_SAFE,
 	.knobs = knobs, .nknobs = LL_COUNT(knobs),
 	.config_size = sizeof(struct ll_ll_config),
 	LL_OPS_FUNCS(ll, ll_ll_t),
