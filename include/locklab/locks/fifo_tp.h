@@ -19,23 +19,27 @@
  *               preempted holder gets its CPU back.
  *   turns       a handoff moves the lock's line and the protected data to
  *               another CPU: the holder keeps re-taking the lock for up to
- *               turn_ns while a candidate waits, then grants it to the
- *               oldest running candidate.  turn_ns=0: a handoff at every
- *               unlock that finds one.
+ *               turn_ns (or two wake-ups, where those are slower) while a
+ *               candidate waits, then grants it to the oldest running
+ *               candidate, or with none running to the oldest that will
+ *               run soon (woken just now, or asleep), so that the queue
+ *               keeps turning however slow the scheduler is.  turn_ns=0: a
+ *               handoff at every unlock with a queue.
  *
  * Word, 32 bits:
  *
  *   bit 0  LOCKED   held
  *   bit 1  QUEUED   the queue is not empty (set and cleared with the lock's
  *                   bucket held, so under the bucket the queue and the bit agree)
- *   bit 2  SLEEPY   a candidate sleeps: the next release must wake it
+ *   bit 2  SLEEPY   a candidate sleeps: the next release ends the turn
  *
  *   FREE (0)           --lock: CAS-->            LOCKED
  *   LOCKED             --unlock: CAS-->          FREE
  *   LOCKED             --a waiter queues-->      LOCKED|QUEUED
  *   LOCKED|QUEUED      --release in the turn-->  QUEUED      (only the turn's
  *                                                owner takes it back)
- *   LOCKED|QUEUED      --grant at turn end-->    LOCKED|QUEUED (another owner)
+ *   LOCKED|QUEUED      --grant at turn end, or
+ *                        at a release with SLEEPY-->  LOCKED|QUEUED (another owner)
  *   QUEUED             --a candidate finds it idle, or a newcomer finds no
  *                        candidate running-->    LOCKED|QUEUED
  *   x|QUEUED           --a candidate sleeps-->   x|QUEUED|SLEEPY
@@ -59,8 +63,11 @@
  *     32  4   patience_ns     configuration: a candidate sleeps after this
  *                             long without seeing the holder unlock
  *     36  4   beat_iters      configuration: spin waits between heartbeats
- *     40  8   look_at         when the holder looks at the turn next (turn_start
- *                             + turn_ns, later while a candidate gets running)
+ *     40  8   look_at         when the turn ends (turn_start + its length)
+ *     48  4   wake_ns         waiters' (relaxed stores): a wake-up's latency,
+ *                             averaged; a turn lasts at least two
+ *     52  4   holder_cpu      holder's: the CPU it runs on (a candidate there naps)
+ *     56  4   waiters         queued waiters (changed with the bucket held)
  *
  * Holding the lock takes nothing from the thread: a waiter's node lives on
  * its stack while it waits, and is read by others only under its bucket.
@@ -96,11 +103,16 @@ typedef struct {
 	uint32_t patience_ns;       /* a candidate sleeps after this long without an unlock */
 	uint32_t beat_iters;        /* spin waits between a candidate's heartbeats */
 	_Atomic uint64_t look_at;   /* when the holder looks at the turn next */
+	atomic_uint wake_ns;        /* how long a woken waiter takes to run, averaged */
+	atomic_int holder_cpu;      /* the CPU the holder last ran on */
+	atomic_uint waiters;        /* waiters queued */
 } ll_fifo_tp_t;
 
-_Static_assert(offsetof(ll_fifo_tp_t, turn_start) == 8 && offsetof(ll_fifo_tp_t, turn_owner) == 16 &&
+_Static_assert(offsetof(ll_fifo_tp_t, turn_start) == 8 &&
+	       offsetof(ll_fifo_tp_t, turn_owner) == 16 &&
 	       offsetof(ll_fifo_tp_t, turn_ns) == 24 && offsetof(ll_fifo_tp_t, beat_iters) == 36 &&
-	       offsetof(ll_fifo_tp_t, look_at) == 40 &&
+	       offsetof(ll_fifo_tp_t, look_at) == 40 && offsetof(ll_fifo_tp_t, wake_ns) == 48 &&
+	       offsetof(ll_fifo_tp_t, holder_cpu) == 52 && offsetof(ll_fifo_tp_t, waiters) == 56 &&
 	       sizeof(ll_fifo_tp_t) <= 64,
 	       "ll_fifo_tp_t differs from the drawing in fifo_tp.h");
 

@@ -3,11 +3,16 @@
  *
  * Who touches what, from where:
  *   word           every thread, by CAS; QUEUED only with the lock's bucket held,
- *                  SLEEPY set by a candidate going to sleep, cleared by the
- *                  releaser that woke it (bucket held)
+ *                  SLEEPY set by a candidate going to sleep, cleared at a
+ *                  turn's end (bucket held)
  *   unlocks        the holder (slow unlock); candidates read it
- *   turn_start     the holder, and the thread that makes the queue (bucket held)
- *   turn_owner     the holder; read by threads that would take the lock back
+ *   turn_start,    the holder, the granter for its grantee, and the thread
+ *   look_at        that makes the queue (bucket held); read by the holder
+ *   turn_owner     the holder (and the granter); read by threads that would
+ *                  take the lock back
+ *   holder_cpu     the holder; read by candidates
+ *   wake_ns        waiters that slept, when they run again; read at turn starts
+ *   waiters        with the bucket held; read at turn starts
  *   a waiter node  on its waiter's stack; linked and unlinked with the bucket
  *                  held; its word and woken_at changed by others only with
  *                  the bucket held; its heartbeat written by its waiter alone
@@ -15,17 +20,19 @@
  * A node's word:
  *   PARKED      queued behind the candidates; asleep (SLEEPING) or about to be
  *   CANDIDATE   at the head: spins and publishes heartbeats, or sleeps
- *               (SLEEPING) after patience_ns without an unlock
+ *               (SLEEPING): after patience_ns without an unlock, or until
+ *               the turn's end while it shares the holder's CPU
  *   GRANTED     unlinked by the granter, who began the node's turn: the
  *               waiter holds the lock
- *
+
  * The queue is FIFO and its candidates are always its first nodes: a
  * newcomer is promoted at once only when nobody is parked ahead of it, and
  * promotions take the oldest parked node.  Invariant: while the queue is
- * not empty, a candidate runs, sleeps (and the next release wakes it) or was
- * woken less than WAKE_GRACE_NS ago; ensure_candidates() restores it
- * whenever a thread with the bucket finds it broken (a candidate stopped).
+ * not empty, a candidate runs, sleeps (a grant wakes it) or was woken less
+ * than WAKE_GRACE_NS ago; ensure_candidates() restores it whenever a thread
+ * with the bucket finds it broken (a candidate stopped).
  */
+#include <sched.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -49,15 +56,17 @@ enum { N_PARKED = 0, N_CANDIDATE = 1, N_GRANTED = 2, N_SLEEPING = 4 };
  */
 #define WAKE_GRACE_NS 2000000
 /*
- * A turn that found no running candidate is looked at again this soon:
- * short against a wake-up, long against a visit to the bucket.
+ * A turn lengthened for slow wake-ups stays short enough for the whole queue
+ * to have its turn within this (fairness over a second).
  */
-#define RECHECK_NS 5000
+#define ROTATION_NS 100000000
+/* A longer wake-up counts as this long: a waiter preempted after its wake sets no pace. */
+#define MAX_WAKE_NS 1000000
 
 struct waiter {
 	struct ll_park_node park;   /* first: park's nodes are our waiters */
 	_Atomic uint64_t beat;      /* the waiter's clock when last seen running; 0: not since woken */
-	uint64_t woken_at;          /* when promoted or woken (bucket held) */
+	_Atomic uint64_t woken_at;  /* when promoted or woken (written with the bucket held) */
 	const void *self;           /* its thread's token */
 };
 
@@ -129,7 +138,7 @@ static int grantable(const ll_fifo_tp_t *l, struct waiter *n, uint64_t now)
 static int alive(const ll_fifo_tp_t *l, struct waiter *n, uint64_t now)
 {
 	return grantable(l, n, now) || (node_word(n) & N_SLEEPING) ||
-	       age(now, n->woken_at) < WAKE_GRACE_NS;
+	       age(now, atomic_load_explicit(&n->woken_at, memory_order_relaxed)) < WAKE_GRACE_NS;
 }
 
 /* With the bucket held: 1 if a candidate of l runs now. */
@@ -163,29 +172,76 @@ static void ensure_candidates(struct ll_park_bucket *b, const ll_fifo_tp_t *l, u
 		struct waiter *p = waiter_of(n);
 		n = ll_park_next(n);
 		atomic_store_explicit(&p->beat, 0, memory_order_relaxed);
-		p->woken_at = now;
+		atomic_store_explicit(&p->woken_at, now, memory_order_relaxed);
 		node_set(p, N_CANDIDATE, k);
 		count++;
 		any_alive = 1;
 	}
 }
 
-/* With the bucket held: QUEUED (and SLEEPY) off when l has no waiter left, else candidates kept. */
+/* With the bucket held: a waiter joins the queue, or leaves it. */
+static void enqueue(struct ll_park_bucket *b, ll_fifo_tp_t *l, struct waiter *w)
+{
+	ll_park_enqueue(b, &w->park);
+	atomic_store_explicit(&l->waiters, atomic_load_explicit(&l->waiters, memory_order_relaxed) + 1,
+			      memory_order_relaxed);
+}
+
+static void dequeue(struct ll_park_bucket *b, ll_fifo_tp_t *l, struct waiter *w)
+{
+	ll_park_remove(b, &w->park);
+	atomic_store_explicit(&l->waiters, atomic_load_explicit(&l->waiters, memory_order_relaxed) - 1,
+			      memory_order_relaxed);
+}
+
+/*
+ * With the bucket held: QUEUED (and SLEEPY) off when l has no waiter left
+ * (the count too: a forked child inherits a count without its waiters),
+ * else candidates kept.
+ */
 static void settle(struct ll_park_bucket *b, ll_fifo_tp_t *l, uint64_t now, struct wakes *k)
 {
 	int more;
-	if (!ll_park_first(b, l, &more))
+	if (!ll_park_first(b, l, &more)) {
 		atomic_fetch_and_explicit(&l->word, ~(unsigned)(LL_FIFO_TP_QUEUED | LL_FIFO_TP_SLEEPY),
 					  memory_order_relaxed);
-	else
+		atomic_store_explicit(&l->waiters, 0, memory_order_relaxed);
+	} else {
 		ensure_candidates(b, l, now, k);
+	}
 }
 
-/* A turn begins now: it ends turn_ns from now. */
+/*
+ * A turn's length: turn_ns, or twice what a wake-up takes here if that is
+ * longer (the candidate woken as a turn begins then runs by its end), but
+ * no longer than lets every queued waiter have its turn within ROTATION_NS.
+ */
+static uint64_t turn_len(const ll_fifo_tp_t *l)
+{
+	uint64_t t = 2 * (uint64_t)atomic_load_explicit(&l->wake_ns, memory_order_relaxed);
+	uint32_t n = atomic_load_explicit(&l->waiters, memory_order_relaxed);
+	uint64_t fair = n ? ROTATION_NS / n : t;
+	if (t > fair)
+		t = fair;
+	return l->turn_ns && t > l->turn_ns ? t : l->turn_ns;
+}
+
+/*
+ * The holder's CPU, for candidates to see whether they share it (relaxed:
+ * a hint; the holder moves rarely and writes it only when it has).
+ */
+static void note_cpu(ll_fifo_tp_t *l)
+{
+	int cpu = sched_getcpu();
+	if (cpu != atomic_load_explicit(&l->holder_cpu, memory_order_relaxed))
+		atomic_store_explicit(&l->holder_cpu, cpu, memory_order_relaxed);
+}
+
+/* A turn begins now. */
 static void time_turn(ll_fifo_tp_t *l, uint64_t now)
 {
 	atomic_store_explicit(&l->turn_start, now, memory_order_relaxed);
-	atomic_store_explicit(&l->look_at, now + l->turn_ns, memory_order_relaxed);
+	atomic_store_explicit(&l->look_at, now + turn_len(l), memory_order_relaxed);
 }
 
 /* The turn of `owner` begins now. */
@@ -234,8 +290,10 @@ static int take_if_nobody_runs(struct ll_park_bucket *b, ll_fifo_tp_t *l, uint64
 			return 0;
 		if (atomic_compare_exchange_weak_explicit(&l->word, w, *w | LL_FIFO_TP_LOCKED,
 							  memory_order_acquire, memory_order_relaxed)) {
-			if (*w & LL_FIFO_TP_QUEUED)
+			if (*w & LL_FIFO_TP_QUEUED) {
+				note_cpu(l);
 				begin_turn(b, l, self_token(), now, k);
+			}
 			return 1;
 		}
 	}
@@ -251,7 +309,7 @@ static int leave(ll_fifo_tp_t *l, struct waiter *me)
 		ll_park_unlock(b);
 		return 0;
 	}
-	ll_park_remove(b, &me->park);
+	dequeue(b, l, me);
 	settle(b, l, ll_now_ns(), &k);
 	ll_park_unlock(b);
 	wake_all(&k);
@@ -262,8 +320,9 @@ static int leave(ll_fifo_tp_t *l, struct waiter *me)
 static int taken(ll_fifo_tp_t *l, struct waiter *me, uint64_t now)
 {
 	struct wakes k = { .n = 0 };
+	note_cpu(l);
 	struct ll_park_bucket *b = ll_park_lock(l);
-	ll_park_remove(b, &me->park);
+	dequeue(b, l, me);
 	begin_turn(b, l, me->self, now, &k);
 	ll_park_unlock(b);
 	wake_all(&k);
@@ -271,23 +330,39 @@ static int taken(ll_fifo_tp_t *l, struct waiter *me, uint64_t now)
 }
 
 /*
- * A candidate with no unlock to see for patience_ns (the holder is
- * preempted, or its critical section is long): sleep until a release
- * wakes us, a grant arrives or the deadline.  SLEEPING on our node first,
- * then SLEEPY on the lock word (acq_rel: a releaser whose CAS fails on our
- * SLEEPY then sees our SLEEPING); a free lock is looked at again instead.
- * ETIMEDOUT, or 0 to go on waiting.
+ * A waiter that slept runs again: how long since it was woken joins the
+ * lock's average wake-up (weight 1/8), which lengthens turns.
  */
-static int candidate_sleep(ll_fifo_tp_t *l, struct waiter *me, const struct timespec *abs_mono)
+static void note_wake(ll_fifo_tp_t *l, struct waiter *me, uint64_t now)
 {
+	uint64_t avg = atomic_load_explicit(&l->wake_ns, memory_order_relaxed);
+	uint64_t woken = atomic_load_explicit(&me->woken_at, memory_order_relaxed);
+	uint64_t ran = age(now, woken) > MAX_WAKE_NS ? woken + MAX_WAKE_NS : now;
+	atomic_store_explicit(&l->wake_ns, (unsigned)ll_handoff_avg(avg, woken, ran),
+			      memory_order_relaxed);
+}
+
+/*
+ * A candidate sleeps (SLEEPING on its node: a grant wakes it) until woken,
+ * `until` or the caller's deadline (ns; UINT64_MAX: none).  `sleepy`: the
+ * holder is slow (no unlock for patience_ns), and its next release ends the
+ * turn: SLEEPY on the word, after SLEEPING (acq_rel: a releaser whose CAS
+ * fails on our SLEEPY then sees our SLEEPING); a free lock is looked at
+ * again instead.  ETIMEDOUT once the caller's deadline passed; 1 when we
+ * slept; 0 when we did not (granted, or the lock was free).
+ */
+static int candidate_sleep(ll_fifo_tp_t *l, struct waiter *me, uint64_t until, uint64_t deadline,
+			   int sleepy)
+{
+	const unsigned asleep = N_CANDIDATE | N_SLEEPING;
 	unsigned s = N_CANDIDATE;
-	if (!atomic_compare_exchange_strong_explicit(&me->park.word, &s, N_CANDIDATE | N_SLEEPING,
+	if (!atomic_compare_exchange_strong_explicit(&me->park.word, &s, asleep,
 						     memory_order_acq_rel, memory_order_acquire))
 		return 0;   /* granted meanwhile */
 	unsigned w = atomic_load_explicit(&l->word, memory_order_relaxed);
-	for (;;) {
+	while (sleepy) {
 		if (!(w & LL_FIFO_TP_LOCKED)) {
-			s = N_CANDIDATE | N_SLEEPING;
+			s = asleep;
 			atomic_compare_exchange_strong_explicit(&me->park.word, &s, N_CANDIDATE,
 								memory_order_acq_rel,
 								memory_order_acquire);
@@ -298,18 +373,30 @@ static int candidate_sleep(ll_fifo_tp_t *l, struct waiter *me, const struct time
 							  memory_order_acq_rel, memory_order_relaxed))
 			break;
 	}
-	while (node_word(me) == (N_CANDIDATE | N_SLEEPING))
-		if (ll_sys_futex_wait(&me->park.word, N_CANDIDATE | N_SLEEPING, abs_mono) == ETIMEDOUT)
-			return node_word(me) == (N_CANDIDATE | N_SLEEPING) ? ETIMEDOUT : 0;
-	return 0;
+	uint64_t end = until < deadline ? until : deadline;
+	struct timespec ts = ll_ns_timespec(end);
+	while (node_word(me) == asleep) {
+		if (ll_sys_futex_wait(&me->park.word, asleep, end == UINT64_MAX ? NULL : &ts) !=
+		    ETIMEDOUT)
+			continue;
+		/* Our time is up: awake again, unless a wake or a grant got here first. */
+		s = asleep;
+		if (atomic_compare_exchange_strong_explicit(&me->park.word, &s, N_CANDIDATE,
+							    memory_order_acq_rel, memory_order_acquire))
+			return end == deadline ? ETIMEDOUT : 1;
+	}
+	return 1;
 }
 
 /*
  * A candidate's wait: spin on our node, and every beat publish the clock,
  * look at the deadline, and at the lock.  A lock seen free at two beats in
  * a row with no unlock between is idle (its turn's owner has gone): take it.
+ * A candidate that runs on the holder's CPU keeps the holder from running:
+ * it naps until the turn ends (at least stale_ns).
  */
-static int candidate_wait(ll_fifo_tp_t *l, struct waiter *me, const struct timespec *abs_mono)
+static int candidate_wait(ll_fifo_tp_t *l, struct waiter *me, const struct timespec *abs_mono,
+			  int woken)
 {
 	uint64_t deadline = abs_mono ? ll_timespec_ns(abs_mono) : UINT64_MAX;
 	uint64_t now = ll_now_ns(), progress_at = now;
@@ -318,31 +405,47 @@ static int candidate_wait(ll_fifo_tp_t *l, struct waiter *me, const struct times
 	struct ll_spinner s = ll_spinner_start(l->spin);
 
 	for (uint32_t next_beat = 0;; next_beat--) {
-		if (node_word(me) == N_GRANTED)
+		if (node_word(me) == N_GRANTED) {
+			note_cpu(l);
 			return 0;
+		}
 		if (next_beat) {
 			ll_spinner_wait(&s);
 			continue;
 		}
 		next_beat = l->beat_iters;
 		now = ll_now_ns();
+		if (woken)
+			note_wake(l, me, now);
+		woken = 0;
 		atomic_store_explicit(&me->beat, now, memory_order_relaxed);
 		if (now >= deadline)
 			return leave(l, me);
 		unsigned w = atomic_load_explicit(&l->word, memory_order_relaxed);
 		unsigned char u = atomic_load_explicit(&l->unlocks, memory_order_relaxed);
-		int is_free = !(w & LL_FIFO_TP_LOCKED);
+		int is_free = !(w & LL_FIFO_TP_LOCKED), slept = 0;
 		if (u != last_unlocks) {
 			progress_at = now;
 			last_unlocks = u;
-		} else if (is_free && was_free) {
-			if (atomic_compare_exchange_strong_explicit(&l->word, &w, w | LL_FIFO_TP_LOCKED,
-								    memory_order_acquire,
-								    memory_order_relaxed))
-				return taken(l, me, now);
+		} else if (is_free && was_free &&
+			   atomic_compare_exchange_strong_explicit(&l->word, &w, w | LL_FIFO_TP_LOCKED,
+								   memory_order_acquire,
+								   memory_order_relaxed)) {
+			return taken(l, me, now);
+		}
+		if (!is_free &&
+		    sched_getcpu() == atomic_load_explicit(&l->holder_cpu, memory_order_relaxed)) {
+			uint64_t end = atomic_load_explicit(&l->look_at, memory_order_relaxed);
+			if (age(end, now) < (int64_t)l->stale_ns)
+				end = now + l->stale_ns;
+			slept = candidate_sleep(l, me, end, deadline, 0);
 		} else if (age(now, progress_at) >= (int64_t)l->patience_ns) {
-			if (candidate_sleep(l, me, abs_mono) == ETIMEDOUT)
-				return leave(l, me);
+			slept = candidate_sleep(l, me, UINT64_MAX, deadline, 1);
+		}
+		if (slept == ETIMEDOUT)
+			return leave(l, me);
+		if (slept) {
+			woken = 1;
 			progress_at = ll_now_ns();
 			is_free = 0;
 			s = ll_spinner_start(l->spin);
@@ -354,12 +457,13 @@ static int candidate_wait(ll_fifo_tp_t *l, struct waiter *me, const struct times
 /* Queued: asleep until promoted (or granted), then a candidate. */
 static int queued_wait(ll_fifo_tp_t *l, struct waiter *me, const struct timespec *abs_mono)
 {
+	int slept = 0;
 	for (;;) {
 		unsigned s = node_word(me);
 		if (s == N_GRANTED)
 			return 0;
 		if (s & N_CANDIDATE)
-			return candidate_wait(l, me, abs_mono);
+			return candidate_wait(l, me, abs_mono, slept);
 		if (s == N_PARKED) {
 			atomic_compare_exchange_strong_explicit(&me->park.word, &s, N_PARKED | N_SLEEPING,
 								memory_order_acq_rel,
@@ -369,6 +473,7 @@ static int queued_wait(ll_fifo_tp_t *l, struct waiter *me, const struct timespec
 		if (ll_sys_futex_wait(&me->park.word, s, abs_mono) == ETIMEDOUT &&
 		    node_word(me) == s)
 			return leave(l, me);
+		slept = 1;
 	}
 }
 
@@ -390,10 +495,15 @@ int ll_fifo_tp_lock_slow(ll_fifo_tp_t *l, const struct timespec *abs_mono)
 		}
 		if (w & LL_FIFO_TP_QUEUED)
 			break;
-		/* LOCKED -> LOCKED|QUEUED: the holder's turn is timed from its first waiter (its unlock names it owner). */
+		/*
+		 * LOCKED -> LOCKED|QUEUED: the holder's turn is timed from its first
+		 * waiter (its unlock names it the turn's owner).
+		 */
 		if (atomic_compare_exchange_weak_explicit(&l->word, &w, w | LL_FIFO_TP_QUEUED,
 							  memory_order_relaxed, memory_order_relaxed)) {
 			time_turn(l, now);
+			/* Whose CPU the holder is on, its unlocks will say. */
+			atomic_store_explicit(&l->holder_cpu, -1, memory_order_relaxed);
 			break;
 		}
 	}
@@ -401,9 +511,9 @@ int ll_fifo_tp_lock_slow(ll_fifo_tp_t *l, const struct timespec *abs_mono)
 	memset(&me, 0, sizeof(me));
 	atomic_init(&me.park.word, N_PARKED);
 	me.park.lock = l;
-	me.woken_at = now;
+	atomic_init(&me.woken_at, now);
 	me.self = self;
-	ll_park_enqueue(b, &me.park);
+	enqueue(b, l, &me);
 	ensure_candidates(b, l, now, &k);
 	ll_park_unlock(b);
 	wake_all(&k);
@@ -429,23 +539,19 @@ int ll_fifo_tp_trylock_slow(ll_fifo_tp_t *l)
 }
 
 /*
- * With the bucket held and l held by us: wake every sleeping candidate (it
- * then has WAKE_GRACE_NS to run), and find the oldest candidate that runs
- * (*running) and the oldest that is alive (*ready; NULL: none).
+ * With the bucket held: the oldest candidate that runs (*running) and the
+ * oldest alive (*ready), NULL where there is none; *sleepers: how many sleep.
  */
 static void look_at_candidates(struct ll_park_bucket *b, const ll_fifo_tp_t *l, uint64_t now,
-			       struct wakes *k, struct waiter **running, struct waiter **ready)
+			       struct waiter **running, struct waiter **ready, int *sleepers)
 {
 	int more;
 	*running = *ready = NULL;
+	*sleepers = 0;
 	for (struct ll_park_node *n = ll_park_first(b, l, &more); n && is_candidate(n);
 	     n = ll_park_next(n)) {
 		struct waiter *c = waiter_of(n);
-		if (node_word(c) & N_SLEEPING) {
-			atomic_store_explicit(&c->beat, 0, memory_order_relaxed);
-			c->woken_at = now;
-			node_set(c, N_CANDIDATE, k);
-		}
+		*sleepers += (node_word(c) & N_SLEEPING) != 0;
 		if (!*running && grantable(l, c, now))
 			*running = c;
 		if (!*ready && alive(l, c, now))
@@ -454,49 +560,48 @@ static void look_at_candidates(struct ll_park_bucket *b, const ll_fifo_tp_t *l, 
 }
 
 /*
- * The holder's release with a queue, at the end of its turn (`over`) or
- * because a candidate sleeps (SLEEPY).  Sleeping candidates are woken.  At
- * a turn's end the lock is granted to the oldest running candidate
- * (LOCKED|QUEUED stays: a new owner).  With none running the turn is
- * stretched (released, looked at again within RECHECK_NS) while the woken
- * or promoted candidates get running; a turn stretched to twice its length
- * goes to the oldest candidate alive all the same, so that the queue keeps
- * turning when the scheduler is slow to run it.  SLEEPY can appear while
- * we hold the bucket (a candidate going to sleep): the word's CAS then
- * fails and the candidates are looked at again.
+ * The holder's release with a queue, at the end of its turn or when a
+ * candidate sleeps (SLEEPY: the holder was slow).  The lock goes to the
+ * oldest candidate that runs, or with none running to the oldest alive
+ * (woken just now, or asleep: woken with the grant), so that the queue
+ * keeps turning however slowly the scheduler runs it: LOCKED|QUEUED stays,
+ * with a new owner.  Candidates that stopped are passed by, and a parked
+ * waiter is promoted beside them first.  With no candidate alive the lock
+ * is released (QUEUED): a newcomer may take it, or the stopped one once it
+ * runs.  SLEEPY stays while other candidates sleep (the next release sees
+ * to them); it can appear while we hold the bucket (a candidate going to
+ * sleep): the word's CAS then fails and the candidates are counted again.
  */
-static void turn_end(ll_fifo_tp_t *l, int over)
+static void turn_end(ll_fifo_tp_t *l)
 {
 	struct wakes k = { .n = 0 };
 	struct ll_park_bucket *b = ll_park_lock(l);
 	uint64_t now = ll_now_ns();
 	unsigned w = atomic_load_explicit(&l->word, memory_order_acquire);
-	struct waiter *grantee, *ready, *again, *ignored;
-	int more;
+	struct waiter *running, *ready, *ignored;
+	int sleepers, more;
 
-	look_at_candidates(b, l, now, &k, &grantee, &ready);
-	uint64_t turn_start = atomic_load_explicit(&l->turn_start, memory_order_relaxed);
-	if (!grantee && over && age(now, turn_start) >= 2 * (int64_t)l->turn_ns + RECHECK_NS)
-		grantee = ready;
-	if (over && grantee) {
-		ll_park_remove(b, &grantee->park);
+	ensure_candidates(b, l, now, &k);
+	look_at_candidates(b, l, now, &running, &ready, &sleepers);
+	struct waiter *grantee = running ? running : ready;
+	if (grantee) {
+		sleepers -= (node_word(grantee) & N_SLEEPING) != 0;
+		dequeue(b, l, grantee);
 		ensure_candidates(b, l, now, &k);
-		unsigned to = LL_FIFO_TP_LOCKED | (ll_park_first(b, l, &more) ? LL_FIFO_TP_QUEUED : 0);
-		while (!atomic_compare_exchange_weak_explicit(&l->word, &w, to, memory_order_acq_rel,
-							      memory_order_acquire))
-			look_at_candidates(b, l, now, &k, &again, &ignored);
+	}
+	for (;;) {
+		unsigned to = grantee ? LL_FIFO_TP_LOCKED : 0;
+		if (ll_park_first(b, l, &more))
+			to |= LL_FIFO_TP_QUEUED | (sleepers ? LL_FIFO_TP_SLEEPY : 0);
+		if (atomic_compare_exchange_weak_explicit(&l->word, &w, to, memory_order_acq_rel,
+							  memory_order_acquire))
+			break;
+		look_at_candidates(b, l, now, &ignored, &ignored, &sleepers);
+	}
+	if (grantee) {
 		start_turn(l, grantee->self, now);
 		/* Release: our critical section happens-before the grantee's. */
 		node_set(grantee, N_GRANTED, &k);
-	} else {
-		ensure_candidates(b, l, now, &k);
-		if (over)
-			atomic_store_explicit(&l->look_at, now + RECHECK_NS, memory_order_relaxed);
-		atomic_store_explicit(&l->turn_owner, self_token(), memory_order_relaxed);
-		unsigned to = ll_park_first(b, l, &more) ? LL_FIFO_TP_QUEUED : 0;
-		while (!atomic_compare_exchange_weak_explicit(&l->word, &w, to, memory_order_acq_rel,
-							      memory_order_acquire))
-			look_at_candidates(b, l, now, &k, &again, &ignored);
 	}
 	ll_park_unlock(b);
 	wake_all(&k);
@@ -507,16 +612,18 @@ void ll_fifo_tp_unlock_slow(ll_fifo_tp_t *l)
 	unsigned char u = (unsigned char)(atomic_load_explicit(&l->unlocks, memory_order_relaxed) + 1);
 	atomic_store_explicit(&l->unlocks, u, memory_order_relaxed);
 	/* The clock costs more than a look at the word: every 8th unlock of a turn reads it. */
-	if ((l->turn_ns == 0 || (u & 7) == 0) &&
-	    age(ll_now_ns(), atomic_load_explicit(&l->look_at, memory_order_relaxed)) >= 0) {
-		turn_end(l, 1);
-		return;
+	if (l->turn_ns == 0 || (u & 7) == 0) {
+		if (age(ll_now_ns(), atomic_load_explicit(&l->look_at, memory_order_relaxed)) >= 0) {
+			turn_end(l);
+			return;
+		}
+		note_cpu(l);
 	}
 	atomic_store_explicit(&l->turn_owner, self_token(), memory_order_relaxed);
 	unsigned w = atomic_load_explicit(&l->word, memory_order_relaxed);
 	for (;;) {
 		if (w & LL_FIFO_TP_SLEEPY) {
-			turn_end(l, 0);
+			turn_end(l);
 			return;
 		}
 		/* LOCKED|QUEUED -> QUEUED (ours to take back), or LOCKED -> FREE (queue gone). */
@@ -543,6 +650,7 @@ int ll_fifo_tp_init(ll_fifo_tp_t *l, const struct ll_fifo_tp_config *cfg)
 		return EINVAL;
 	memset(l, 0, sizeof(*l));
 	atomic_init(&l->word, 0);
+	atomic_init(&l->holder_cpu, -1);
 	l->spin = (uint8_t)cfg->spin;
 	l->max_candidates = (uint8_t)cfg->candidates;
 	l->turn_ns = (uint32_t)cfg->turn_ns;
