@@ -6,7 +6,7 @@
  *   lockmix [--threads N] [--mutexes M] [--iterations K] [--cpus C]
  *           [--hold-ns H] [--watchdog S]
  *
- * N threads (8) each take K times (20000) one of M mutexes (32) chosen at
+ * N threads (8) each take K times (200000) one of M mutexes (32) chosen at
  * random: by pthread_mutex_lock, by pthread_mutex_trylock (then lock when
  * busy), or by pthread_mutex_timedlock with a 1 ms deadline (again until it
  * succeeds), in turn; each holds it for about H ns (200) of work and
@@ -38,7 +38,7 @@ struct counted_mutex {
 };
 
 static struct counted_mutex *mutexes;
-static long nmutexes = 32, iterations = 20000, hold_ns = 200;
+static long nmutexes = 32, iterations = 200000, hold_ns = 200;
 static atomic_long busy_trylocks, timeouts;
 
 static uint64_t now_ns(clockid_t clock)
