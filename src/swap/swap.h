@@ -127,6 +127,7 @@ struct swap_tls {
 	uint32_t acq, cont;  /* counts not yet added to the totals */
 	uint32_t rw, rwc;    /* rwlock acquisitions, and contended ones, not yet added */
 	int keyed;           /* the exit flush is registered */
+	int met_spinlock;    /* this thread has taken a pure spinlock (spinwatch.c) */
 };
 extern __thread struct swap_tls swap_tls __attribute__((tls_model("initial-exec")));
 
@@ -262,6 +263,7 @@ struct swap_class {
 	int64_t config[LL_CONFIG_MAX];
 	char name[64], opts[256];
 	char site[SWAP_SITE_LEN];   /* "" for swap_classes[0] */
+	int pure_spin;              /* spins and does not survive preemption with its options */
 	atomic_ulong matched;       /* mutexes given this class (sites and glibc's) */
 };
 extern struct swap_class swap_classes[1 + SWAP_SITES], swap_glibc_class;
@@ -274,6 +276,9 @@ extern struct swap_class *swap_rest;   /* swap_classes[0], or swap_glibc_class *
  * otherwise. */
 struct swap_hot {
 	int counting;            /* stats on: count acquisitions */
+	/* A class is a pure spinlock and nobody has been warned yet: its threads
+	 * are counted on the general path (spinwatch.c), cleared once warned. */
+	int watching;
 	unsigned fork_gen;       /* forks since the first process (slot.c) */
 	const struct ll_rwlock_ops *rw_ops;   /* LOCKLAB_SWAP_RWLOCK's; NULL: glibc's rwlocks */
 };
@@ -381,6 +386,19 @@ void swap_note_cond_wait(void);
 void swap_note_rwlock_init(int pshared);
 void swap_report_setup(void);          /* the exit flush key (config.c, set-up) */
 void swap_report_after_fork(void);
+
+/* ------------------------------------------------------------- spinwatch.c */
+
+/*
+ * A thread's first acquisition of a pure spinlock's mutex (class c): once
+ * the live threads outnumber the CPUs, one warning on stderr naming the
+ * locks that survive that, and the watch ends.
+ */
+void swap_spin_meet(const struct swap_class *c);
+static inline int swap_watching(void)
+{
+	return __atomic_load_n(&swap_hot.watching, __ATOMIC_RELAXED);
+}
 
 /* ---------------------------------------------------------------- fork.c */
 
