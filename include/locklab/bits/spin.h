@@ -15,8 +15,15 @@
  *   auto   PAUSE while the wait is short, then sched_yield: a wait that
  *          outlasts a few microseconds of PAUSEs means the holder, or the
  *          waiter whose turn it is, is not running, and the core is better
- *          given to it.  Only a wait that keeps its state (struct
- *          ll_spinner) changes; a lone ll_spin_wait(LL_SPIN_AUTO) is a PAUSE.
+ *          given to it.  A yield that comes back at once says nobody else
+ *          wanted this core: PAUSE again.  One that another thread's run
+ *          delayed says the core is crowded: the thread's waits for the next
+ *          millisecond yield from their first look.  A lock that can wake
+ *          its waiters parks them once their core is crowded or they have
+ *          yielded a while (ll_spinner_parks): a FIFO lock's next owner
+ *          then finds its CPU free of spinners.  Only a wait that keeps
+ *          its state (struct ll_spinner) changes; a lone
+ *          ll_spin_wait(LL_SPIN_AUTO) is a PAUSE.
  *
  *   yield and auto are the policies that cope when threads outnumber cores
  *   (ll_spin_preempt_safe).
@@ -95,16 +102,36 @@ static inline struct ll_spinner ll_spinner_start(unsigned policy)
 	return s;
 }
 
-/* auto's paused looks before it yields (from the calibration; a guess before it). */
+/* auto's paused looks before it yields: set by the calibration, which a wait's first look runs. */
 extern LL_API uint32_t ll_spin_auto_pauses;
+/* auto's first look of a wait: no paused looks where the core was crowded just now. */
+LL_API void ll_spin_auto_begin(struct ll_spinner *s);
 /* auto past its paused looks. */
 LL_API void ll_spin_auto_wait(struct ll_spinner *s);
+
+/* Yields of an auto wait before a lock that can park its waiter parks it. */
+#define LL_SPIN_AUTO_PARK_YIELDS 8
+
+/*
+ * For a lock that can wake a sleeping waiter: 1 when its auto wait should
+ * sleep now (crowded core, or LL_SPIN_AUTO_PARK_YIELDS yields); never for
+ * the other policies.
+ */
+static inline int ll_spinner_parks(const struct ll_spinner *s)
+{
+	return s->policy == LL_SPIN_AUTO && s->waits &&
+	       s->waits >= ll_spin_auto_pauses + LL_SPIN_AUTO_PARK_YIELDS;
+}
 
 static inline void ll_spinner_wait(struct ll_spinner *s)
 {
 	if (s->policy != LL_SPIN_AUTO) {
 		ll_spin_wait(s->policy);
-	} else if (s->waits < ll_spin_auto_pauses) {
+		return;
+	}
+	if (s->waits == 0)
+		ll_spin_auto_begin(s);
+	if (s->waits < ll_spin_auto_pauses) {
 		s->waits++;
 		ll_spin_wait(LL_SPIN_PAUSE);
 	} else {

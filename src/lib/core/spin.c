@@ -14,7 +14,14 @@ const char *const ll_spin_policy_names[] = { "pause", "none", "tas", "yield", "a
  * whose holder runs, well under a scheduler's time slice.
  */
 #define AUTO_PAUSE_NS 10000
-uint32_t ll_spin_auto_pauses = 256;
+uint32_t ll_spin_auto_pauses;
+/*
+ * A yield that took this many calibrated yields ran another thread: the
+ * core is crowded, and the thread's waits yield at once for CROWDED_NS.
+ */
+#define CROWDED_YIELDS 4
+#define CROWDED_NS 1000000
+static _Thread_local uint64_t crowded_until __attribute__((tls_model("initial-exec")));
 
 static double spin_ns_per_wait[LL_SPIN_POLICIES];
 static pthread_once_t calibrate_once = PTHREAD_ONCE_INIT;
@@ -69,10 +76,27 @@ uint32_t ll_spin_iters(unsigned policy, int64_t ns)
 	return n > 4e9 ? UINT32_MAX : (uint32_t)n;
 }
 
+void ll_spin_auto_begin(struct ll_spinner *s)
+{
+	/* Calibrated before this thread reads ll_spin_auto_pauses (pthread_once orders it). */
+	ll_spin_calibrate();
+	s->waits = ll_now_ns() < crowded_until ? ll_spin_auto_pauses : 1;
+}
+
 void ll_spin_auto_wait(struct ll_spinner *s)
 {
-	s->waits++;
-	sched_yield();
+	uint64_t t0 = ll_now_ns();
+	ll_spin_wait(LL_SPIN_YIELD);
+	uint64_t t1 = ll_now_ns();
+	if ((double)(t1 - t0) > CROWDED_YIELDS * ll_spin_ns(LL_SPIN_YIELD)) {
+		crowded_until = t1 + CROWDED_NS;
+		/* A lock that can park its waiter parks it now (ll_spinner_parks). */
+		s->waits = ll_spin_auto_pauses + LL_SPIN_AUTO_PARK_YIELDS;
+	} else if (t1 >= crowded_until) {
+		s->waits = 1;   /* nobody else wanted the core: pause again */
+	} else {
+		s->waits++;
+	}
 }
 
 int ll_spin_poll_until(int (*try_fn)(void *), void *state, unsigned policy,
