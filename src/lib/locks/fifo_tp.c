@@ -393,7 +393,9 @@ static int candidate_sleep(ll_fifo_tp_t *l, struct waiter *me, uint64_t until, u
  * look at the deadline, and at the lock.  A lock seen free at two beats in
  * a row with no unlock between is idle (its turn's owner has gone): take it.
  * A candidate that runs on the holder's CPU keeps the holder from running:
- * it naps until the turn ends (at least stale_ns).
+ * it naps until the turn ends (at least stale_ns).  One that sees no unlock
+ * for patience_ns, or whose core is crowded (spin=auto), sleeps until a
+ * release: its CPU is better used by the others.
  */
 static int candidate_wait(ll_fifo_tp_t *l, struct waiter *me, const struct timespec *abs_mono,
 			  int woken)
@@ -439,7 +441,7 @@ static int candidate_wait(ll_fifo_tp_t *l, struct waiter *me, const struct times
 			if (age(end, now) < (int64_t)l->stale_ns)
 				end = now + l->stale_ns;
 			slept = candidate_sleep(l, me, end, deadline, 0);
-		} else if (age(now, progress_at) >= (int64_t)l->patience_ns) {
+		} else if (age(now, progress_at) >= (int64_t)l->patience_ns || ll_spinner_parks(&s)) {
 			slept = candidate_sleep(l, me, UINT64_MAX, deadline, 1);
 		}
 		if (slept == ETIMEDOUT)
