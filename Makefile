@@ -1,7 +1,8 @@
 # locklab: the two commands of the README, and the steps they are made of.
 #   make run    install what is missing, build, run the quick sweep and its report
 #   make test   build with warnings as errors, run every C test (plain and
-#               ThreadSanitizer), the parsers under AddressSanitizer, and the
+#               ThreadSanitizer), the API's edges and the parsers under
+#               AddressSanitizer and UndefinedBehaviorSanitizer, and the
 #               Python tests
 
 PYTHON ?= python3
@@ -35,9 +36,6 @@ build/build.ninja:
 build-tsan/build.ninja:
 	cmake -S . -B build-tsan -G Ninja -DLL_WERROR=ON -DLL_SANITIZE=thread
 
-build-asan/build.ninja:
-	cmake -S . -B build-asan -G Ninja -DLL_WERROR=ON -DLL_SANITIZE=address
-
 ctest: build/build.ninja
 	cmake --build build
 	cd build && ctest -j$(JOBS) --output-on-failure
@@ -46,11 +44,15 @@ tsan: build-tsan/build.ninja
 	cmake --build build-tsan
 	cd build-tsan && ctest -j$(JOBS) --output-on-failure
 
-# AddressSanitizer on what parses and copies caller-given sizes: knob lists and
-# configs (a caller's own ops table, test_locks config).
-asan: build-asan/build.ninja
-	cmake --build build-asan --target test_locks
-	cd build-asan && ctest -j$(JOBS) --output-on-failure -R '^(config|nested)$$'
+# AddressSanitizer and UndefinedBehaviorSanitizer (a report fails the test) on the
+# C API's edges, every algorithm (test_api_contract: NULL arguments, unheld, destroyed
+# locks), and on what parses and copies caller-given sizes: knob lists and configs
+# (a caller's own ops table, test_locks config).  Configured every time: a folder
+# configured with other sanitizers takes these.
+asan:
+	cmake -S . -B build-asan -G Ninja -DLL_WERROR=ON -DLL_SANITIZE=address,undefined
+	cmake --build build-asan --target test_locks test_api_contract
+	cd build-asan && ctest -j$(JOBS) --output-on-failure -R '^(config|nested|contract/.*)$$'
 
 pytest: setup
 	$(BIN)/python -m pytest -q

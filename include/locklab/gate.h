@@ -56,9 +56,13 @@ typedef struct ll_gate_thread {
 	uint64_t enters;      /* ll_gate_enter calls */
 } ll_gate_thread_t;
 
-/* NULL with a one-line message in *err for an unknown policy or option. */
+/*
+ * NULL with a one-line message in *err for an unknown (or NULL) policy or a
+ * bad option; opts NULL: none.  The calls below take the gate and the thread
+ * as given (locklab.h: the contract): NULL is undefined but where said.
+ */
 LL_API ll_gate_t *ll_gate_create(const char *policy, const char *opts, struct ll_error *err);
-/* Every thread must have left (no slot held, none waiting). */
+/* Every thread must have left (no slot held, none waiting).  NULL: nothing to do. */
 LL_API void ll_gate_destroy(ll_gate_t *g);
 
 LL_API void ll_gate_enter(ll_gate_t *g, ll_gate_thread_t *t);
@@ -86,6 +90,7 @@ struct ll_gate_stats {
 	uint64_t barges;           /* fifo, auto: admissions that passed a sleeping waiter */
 	uint64_t spinning;         /* fifo, auto: threads back from a suspend spinning for a slot now */
 };
+/* s NULL: nothing written. */
 LL_API void ll_gate_get_stats(ll_gate_t *g, struct ll_gate_stats *s);
 /* Restart the statistics (the benchmark calls it when its measured window opens). */
 LL_API void ll_gate_reset_stats(ll_gate_t *g);
@@ -99,7 +104,8 @@ struct ll_gate_sample {
 	uint32_t queued, inside;   /* at the end of the interval */
 	int32_t limit;             /* N from here on */
 };
-/* Copy up to max of the latest samples, oldest first; how many were copied (0 unless auto). */
+/* Copy up to max of the latest samples, oldest first; how many were copied (0 unless auto,
+ * or out NULL). */
 LL_API size_t ll_gate_trace(ll_gate_t *g, struct ll_gate_sample *out, size_t max);
 
 /* The policies, in ll_gate_policy_at() order; NULL past the end. */

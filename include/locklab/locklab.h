@@ -14,6 +14,34 @@
  * ...), whose uncontended paths inline.  locklab/monitor.h: statistics, names,
  * waiters, dumps and a watchdog for these locks.  locklab/rwlock.h: the
  * read-write locks, chosen the same way (ll_rwlock_t).
+ *
+ * The contract of every entry point of locklab.h, rwlock.h, gate.h,
+ * monitor.h and ops.h (tests/c/contract/ calls each one so, for every
+ * registered algorithm):
+ *
+ *   - A struct ll_error * may be NULL: nothing is written then.
+ *   - NULL where a call documents a meaning for it: a default (an algorithm
+ *     name, options, a config, a dump path) or nothing to do (destroy).
+ *   - Any other NULL pointer given to a call that returns an error code is
+ *     EINVAL (init of no lock or with no ops table, a NULL deadline, a NULL
+ *     output struct); a lookup returns NULL or 0.
+ *   - The lock calls take their lock as given: a NULL, never initialised or
+ *     freed lock, mutex or gate handle is undefined behaviour (as for
+ *     pthread_mutex_lock): a test there would cost every acquisition.
+ *   - destroy of NULL, twice, or of a lock never initialised whose memory is
+ *     zeroed (static storage, memset) does nothing.  A lock whose init
+ *     failed is as destroyed.  On a destroyed mutex, trylock and timedlock
+ *     are EINVAL, unlock does nothing, and lock (no way to say so) writes a
+ *     line to stderr and aborts; the monitor's calls are ENOENT.  On a
+ *     destroyed rwlock, every call is EINVAL (rwlock.h).  init again makes
+ *     a destroyed lock new.
+ *   - Unlocking a mutex the calling thread does not hold is undefined, as
+ *     for POSIX's default mutex: unlock returns nothing, and telling would
+ *     cost every unlock.  Every algorithm of the library leaves a lock that
+ *     nobody holds free and usable when it is unlocked once more (a double
+ *     unlock, or an unlock of a lock never taken): its release is harmless
+ *     on a free lock, or its slow path tells and repairs (ticket, mcs, ll;
+ *     docs/locks.md).  rwlocks say EPERM instead (rwlock.h).
  */
 #ifndef LOCKLAB_H
 #define LOCKLAB_H
@@ -54,8 +82,9 @@ typedef struct ll_mutex {
 
 /*
  * algo: a name from ll_algo_at() or NULL for LL_DEFAULT_ALGO; opts: "k=v,..."
- * or NULL.  Returns 0, or EINVAL (unknown name, bad option) / ENOMEM with a
- * one-line message in *err when err is not NULL.  The init calls are macros
+ * or NULL.  Returns 0, or EINVAL (unknown name, bad option, m or ops NULL) /
+ * ENOMEM with a one-line message in *err when err is not NULL; a lock whose
+ * init failed is as destroyed (above).  The init calls are macros
  * that record the caller's __FILE__/__LINE__ as the place the lock was
  * created; the functions of the same names take "unknown".
  */
@@ -65,6 +94,7 @@ LL_API int (ll_mutex_init_opts)(ll_mutex_t *m, const struct ll_lock_ops *ops, co
 				struct ll_error *err);
 /* Same with an already-parsed config struct (NULL: defaults). */
 LL_API int (ll_mutex_init_config)(ll_mutex_t *m, const struct ll_lock_ops *ops, const void *config);
+/* NULL, twice, zeroed: nothing to do (above). */
 LL_API void ll_mutex_destroy(ll_mutex_t *m);
 
 LL_API int ll_mutex_init_at(ll_mutex_t *m, const char *algo, const char *opts, struct ll_error *err,
@@ -142,12 +172,12 @@ static inline void ll_mutex_unlock_at(ll_mutex_t *m)
 }
 
 /* Wait until the CLOCK_MONOTONIC deadline; 0, ETIMEDOUT, or EINVAL for a
- * deadline that is no time (tv_nsec outside [0, 1e9)).  A free lock is taken
- * even when the deadline has passed (as POSIX timedlock does). */
+ * deadline that is no time (NULL, tv_nsec outside [0, 1e9)).  A free lock is
+ * taken even when the deadline has passed (as POSIX timedlock does). */
 static inline int ll_mutex_timedlock_at(ll_mutex_t *m, const struct timespec *abs_mono,
 					const char *file, int line)
 {
-	if (abs_mono->tv_nsec < 0 || abs_mono->tv_nsec >= 1000000000L)
+	if (!abs_mono || abs_mono->tv_nsec < 0 || abs_mono->tv_nsec >= 1000000000L)
 		return EINVAL;
 	uintptr_t mon = ll_mutex_mon_word(m);
 	if (LL_MON_IS_ON(mon)) {

@@ -73,10 +73,16 @@ LL_API int ll_monitor_available(void);
 LL_API int ll_monitor_set_enabled(int on);
 LL_API int ll_monitor_enabled(void);
 
-/* One lock's statistics on or off: 0, or ENOENT when the lock has no record (monitor built out). */
+/*
+ * The per-lock calls below take a live lock: EINVAL for m NULL (or out NULL),
+ * ENOENT for a lock with no record (monitor built out, destroyed, or its
+ * record could not be allocated).
+ */
+
+/* One lock's statistics on or off: 0, EINVAL or ENOENT. */
 LL_API int ll_mutex_monitor(struct ll_mutex *m, int on);
 
-/* Name a lock (at most LL_MON_NAME_MAX - 1 bytes kept): 0 or ENOENT. */
+/* Name a lock (at most LL_MON_NAME_MAX - 1 bytes kept; NULL: no name): 0, EINVAL or ENOENT. */
 LL_API int ll_mutex_set_name(struct ll_mutex *m, const char *name);
 
 struct ll_mutex_stats {
@@ -101,7 +107,7 @@ struct ll_mutex_stats {
 	size_t waiters;                   /* threads in a monitored wait on it now */
 };
 
-/* A snapshot of a lock's statistics: 0, or ENOENT. */
+/* A snapshot of a lock's statistics: 0, EINVAL or ENOENT. */
 LL_API int ll_mutex_stats(const struct ll_mutex *m, struct ll_mutex_stats *out);
 
 struct ll_waiter {
@@ -114,7 +120,8 @@ struct ll_waiter {
 	uint64_t spins, parks;            /* so far in this wait */
 };
 
-/* The threads in a monitored wait on m now: how many (fills at most max). */
+/* The threads in a monitored wait on m now: how many (fills at most max; out NULL: none).
+ * m NULL or without a record: 0. */
 LL_API size_t ll_mutex_waiters(const struct ll_mutex *m, struct ll_waiter *out, size_t max);
 
 /* Live locks with a monitor record. */
@@ -123,7 +130,7 @@ LL_API size_t ll_monitor_lock_count(void);
 /* The calling thread's id as the monitor reports it (the kernel's tid). */
 LL_API int ll_monitor_thread_id(void);
 
-/* Every live lock, as a text table or one line of JSON: 0 or an errno value. */
+/* Every live lock, as a text table or one line of JSON: 0 or an errno value (f NULL: EINVAL). */
 LL_API int ll_monitor_dump(FILE *f, enum ll_dump_format format);
 
 /*
@@ -168,13 +175,13 @@ struct ll_watchdog_config {
 /*
  * Start the watchdog thread: each period it reports every monitored wait
  * that has lasted threshold_ns or more, once per wait.  It never acts on
- * the lock.  0, EBUSY (already running) or EINVAL, with err set.
+ * the lock.  0, EBUSY (already running) or EINVAL (cfg NULL, no threshold), with err set.
  */
 LL_API int ll_watchdog_start(const struct ll_watchdog_config *cfg, struct ll_error *err);
 /* Stop and join it; nothing when it is not running. */
 LL_API void ll_watchdog_stop(void);
 
-/* ---- what locklab.h's inline lock paths use: not for direct use ---- */
+/* ---- what locklab.h's inline lock paths use: not for direct use (no NULL checks) ---- */
 
 /* The lock's `mon` word: record address | LL_MON_ON. */
 #define LL_MON_ON ((uintptr_t)1)

@@ -91,6 +91,12 @@ struct ll_lock_ops {
 	int  (*trylock)(void *state);                  /* 0 or EBUSY */
 	/* Any tv_sec, however far or negative; tv_nsec in [0, 1e9) (ll_mutex_timedlock checks). */
 	int  (*timedlock)(void *state, const struct timespec *abs_mono); /* 0 or ETIMEDOUT */
+	/*
+	 * The caller holds the lock.  Called on a lock that nobody holds (a
+	 * double unlock, a lock never taken) it must leave the lock free and
+	 * usable, at no cost to the release of a held lock (locklab.h: the
+	 * contract; tests/c/contract/ holds every registered algorithm to it).
+	 */
 	void (*unlock)(void *state);
 	/*
 	 * Optional (NULL: holding the lock takes nothing from the thread).  The
@@ -107,12 +113,13 @@ struct ll_error {
 	char msg[512];
 };
 
-/* err->msg from a printf format; err may be NULL. */
+/* err->msg from a printf format; err may be NULL (fmt may not). */
 LL_API void ll_error_set(struct ll_error *err, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 /*
  * The one way a name is refused: "unknown KIND 'name' [WHERE] (valid: a, b, c)",
- * the n valid names given by name_at(i, ctx); where may be NULL.
+ * the n valid names given by name_at(i, ctx); kind, name, where and name_at
+ * may be NULL (an empty word; no valid names).
  */
 LL_API void ll_error_unknown(struct ll_error *err, const char *kind, const char *name,
 			     const char *where, size_t n,
@@ -121,20 +128,22 @@ LL_API void ll_error_unknown(struct ll_error *err, const char *kind, const char 
 /* The table of algorithms (src/lib/locks/algorithms.def, in that order). */
 LL_API size_t ll_algo_count(void);
 LL_API const struct ll_lock_ops *ll_algo_at(size_t i);
-/* NULL and err filled ("unknown lock 'x' (valid: ...)") when not found. */
+/* NULL and err filled ("unknown lock 'x' (valid: ...)") when not found (or name is NULL). */
 LL_API const struct ll_lock_ops *ll_algo_find(const char *name, struct ll_error *err);
 
-/* Fill config with every knob's default. */
+/* Fill config with every knob's default (ops or config NULL: nothing). */
 LL_API void ll_config_defaults(const struct ll_lock_ops *ops, void *config);
 /*
  * Apply "k=v,k=v" (NULL or "" for none) on top of config; 0 or EINVAL with
- * err set.  Each knob at most once, no empty item (`a=1,` is refused).
+ * err set (also for ops or config NULL).  Each knob at most once, no empty
+ * item (`a=1,` is refused).
  */
 LL_API int ll_config_parse(const struct ll_lock_ops *ops, const char *opts, void *config,
 			   struct ll_error *err);
 /*
  * The same for any knob table (admission gates, the server workload): kind
- * and owner name what the options belong to in errors ("gate 'fifo'").
+ * and owner name what the options belong to in errors ("gate 'fifo'"; NULL:
+ * empty).  knobs NULL: none; config NULL: nothing written (parse: EINVAL).
  */
 LL_API void ll_knobs_defaults(const struct ll_knob *knobs, size_t nknobs, void *config,
 			      size_t size);
@@ -153,7 +162,7 @@ LL_API unsigned ll_knob_preempt_safe_choices(const struct ll_knob *k);
  */
 LL_API int ll_config_preempt_safe(unsigned flags, const struct ll_knob *knobs, size_t nknobs,
 				  const void *config);
-/* Print knob k's value in config ("pause", "30") into buf. */
+/* Print knob k's value in config ("pause", "30") into buf (k or config NULL: ""). */
 LL_API void ll_config_format(const struct ll_knob *k, const void *config, char *buf, size_t len);
 
 /*

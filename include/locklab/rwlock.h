@@ -16,6 +16,14 @@
  * (locklab/rwlocks/ll.h, pthread.h, partitioned.h, bravo.h, innodb56.h)
  * are usable without the table.  docs/rwlocks.md: each
  * lock's word, design and cost.
+ *
+ * The contract is locklab.h's (NULL arguments, destroy), with two
+ * differences, since every rwlock call returns an error code: unlock of an
+ * rwlock that nobody holds is EPERM, for every algorithm; and on a
+ * destroyed rwlock (or one whose init failed) every call is EINVAL.
+ * Unlocking an rwlock that other threads hold but the caller does not is
+ * undefined, as for pthread_rwlock_unlock (EPERM where the algorithm can
+ * tell: ll, innodb56-rw).
  */
 #ifndef LOCKLAB_RWLOCK_H
 #define LOCKLAB_RWLOCK_H
@@ -46,7 +54,8 @@ extern "C" {
  * CLOCK_MONOTONIC deadline (any tv_sec however far or negative; tv_nsec in
  * [0, 1e9), which the ll_rwlock_timed* calls check); a lock that is free is
  * taken even past the deadline.  unlock releases whichever side the calling
- * thread holds (as pthread_rwlock_unlock does).
+ * thread holds (as pthread_rwlock_unlock does); EPERM when nobody holds the
+ * lock (an algorithm of one's own must say so too: the contract above).
  */
 struct ll_rwlock_ops {
 	const char *name;
@@ -70,11 +79,12 @@ struct ll_rwlock_ops {
 /* The table of rwlocks (src/lib/rwlocks/rwlocks.def, in that order). */
 LL_API size_t ll_rwlock_algo_count(void);
 LL_API const struct ll_rwlock_ops *ll_rwlock_algo_at(size_t i);
-/* NULL and err filled ("unknown rwlock 'x' (valid: ...)") when not found. */
+/* NULL and err filled ("unknown rwlock 'x' (valid: ...)") when not found (or name is NULL). */
 LL_API const struct ll_rwlock_ops *ll_rwlock_algo_find(const char *name, struct ll_error *err);
-/* Every knob's default into config (LL_CONFIG_MAX int64_t fields at most). */
+/* Every knob's default into config (LL_CONFIG_MAX int64_t fields at most); NULL: nothing. */
 LL_API void ll_rwlock_config_defaults(const struct ll_rwlock_ops *ops, void *config);
-/* "k=v,k=v" on top of config: 0 or EINVAL with err set ("option 'n' of rwlock ..."). */
+/* "k=v,k=v" on top of config: 0 or EINVAL with err set ("option 'n' of rwlock ...";
+ * ops or config NULL). */
 LL_API int ll_rwlock_config_parse(const struct ll_rwlock_ops *ops, const char *opts, void *config,
 				  struct ll_error *err);
 
@@ -86,8 +96,8 @@ typedef struct ll_rwlock {
 /*
  * algo: a name of ll_rwlock_algo_at() or NULL for LL_DEFAULT_RWLOCK; opts
  * "k=v,..." or NULL.  0, or EINVAL (unknown name, bad option, an ops table
- * whose state or config does not fit) / the algorithm's init error, with a
- * one-line message in *err when err is not NULL.
+ * whose state or config does not fit, rw or ops NULL) / the algorithm's init
+ * error, with a one-line message in *err when err is not NULL.
  */
 LL_API int ll_rwlock_init(ll_rwlock_t *rw, const char *algo, const char *opts,
 			  struct ll_error *err);
@@ -97,6 +107,7 @@ LL_API int ll_rwlock_init_opts(ll_rwlock_t *rw, const struct ll_rwlock_ops *ops,
 /* Same with a parsed config (NULL: defaults). */
 LL_API int ll_rwlock_init_config(ll_rwlock_t *rw, const struct ll_rwlock_ops *ops,
 				 const void *config);
+/* NULL, twice, zeroed: nothing to do (locklab.h). */
 LL_API void ll_rwlock_destroy(ll_rwlock_t *rw);
 
 static inline int ll_rwlock_rdlock(ll_rwlock_t *rw) { return rw->ops->rdlock(rw->state); }
@@ -105,17 +116,17 @@ static inline int ll_rwlock_wrlock(ll_rwlock_t *rw) { return rw->ops->wrlock(rw-
 static inline int ll_rwlock_trywrlock(ll_rwlock_t *rw) { return rw->ops->trywrlock(rw->state); }
 static inline int ll_rwlock_unlock(ll_rwlock_t *rw) { return rw->ops->unlock(rw->state); }
 
-/* CLOCK_MONOTONIC deadlines: 0, ETIMEDOUT, or EINVAL for tv_nsec outside [0, 1e9). */
+/* CLOCK_MONOTONIC deadlines: 0, ETIMEDOUT, or EINVAL for NULL or tv_nsec outside [0, 1e9). */
 static inline int ll_rwlock_timedrdlock(ll_rwlock_t *rw, const struct timespec *abs_mono)
 {
-	if (abs_mono->tv_nsec < 0 || abs_mono->tv_nsec >= 1000000000L)
+	if (!abs_mono || abs_mono->tv_nsec < 0 || abs_mono->tv_nsec >= 1000000000L)
 		return EINVAL;
 	return rw->ops->timedrdlock(rw->state, abs_mono);
 }
 
 static inline int ll_rwlock_timedwrlock(ll_rwlock_t *rw, const struct timespec *abs_mono)
 {
-	if (abs_mono->tv_nsec < 0 || abs_mono->tv_nsec >= 1000000000L)
+	if (!abs_mono || abs_mono->tv_nsec < 0 || abs_mono->tv_nsec >= 1000000000L)
 		return EINVAL;
 	return rw->ops->timedwrlock(rw->state, abs_mono);
 }
@@ -123,11 +134,11 @@ static inline int ll_rwlock_timedwrlock(ll_rwlock_t *rw, const struct timespec *
 /*
  * A deadline on clock clk (CLOCK_MONOTONIC or CLOCK_REALTIME; an int so that
  * strict ISO C sees no clockid_t) as a CLOCK_MONOTONIC one, what every
- * algorithm waits on: 0, or EINVAL for another clock, no deadline (NULL) or
- * a tv_nsec outside [0, 1e9).  A realtime deadline is converted once, from
- * the time left now, saturated on the nanosecond scale of ll_timespec_ns: a
- * far one stays far, a past one stays past.  A later step of the realtime
- * clock does not move it.
+ * algorithm waits on: 0, or EINVAL for another clock, a NULL pointer (no
+ * deadline, or nowhere to put it) or a tv_nsec outside [0, 1e9).  A realtime
+ * deadline is converted once, from the time left now, saturated on the
+ * nanosecond scale of ll_timespec_ns: a far one stays far, a past one stays
+ * past.  A later step of the realtime clock does not move it.
  */
 LL_API int ll_clock_to_mono(int clk, const struct timespec *abs, struct timespec *abs_mono);
 

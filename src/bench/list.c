@@ -25,30 +25,35 @@
 #include "locks.h"
 #include "locklab/gate.h"
 
-/* One lock of either table as list shows it: kind "mutex" or "rwlock". */
+/*
+ * One lock of either table as list shows it: kind "mutex" or "rwlock".
+ * `library`: liblocklab's own, so ll_mutex_init and the swapper know it
+ * (the peers are the benchmark's alone).
+ */
 struct entry {
 	const char *kind, *name, *summary;
 	unsigned flags;
 	const struct ll_knob *knobs;
 	size_t nknobs, config_size;
+	int library;
 };
 
 static struct entry mutex_entry(const struct ll_lock_ops *ops)
 {
 	return (struct entry){ "mutex", ops->name, ops->summary, ops->flags, ops->knobs,
-			       ops->nknobs, ops->config_size };
+			       ops->nknobs, ops->config_size, bench_lock_is_library(ops) };
 }
 
 static struct entry rwlock_entry(const struct ll_rwlock_ops *ops)
 {
 	return (struct entry){ "rwlock", ops->name, ops->summary, ops->flags, ops->knobs,
-			       ops->nknobs, ops->config_size };
+			       ops->nknobs, ops->config_size, 1 };
 }
 
 static struct entry gate_entry(const struct ll_gate_policy_info *info)
 {
 	return (struct entry){ "gate", info->name, info->summary, 0, info->knobs, info->nknobs,
-			       LL_CONFIG_MAX * sizeof(int64_t) };
+			       LL_CONFIG_MAX * sizeof(int64_t), 1 };
 }
 
 static int is_kind(const struct entry *e, const char *kind)
@@ -141,7 +146,7 @@ static void print_json(const struct entry *e, const void *config)
 	json_string(stdout, e->name);
 	fputs(",\"kind\":", stdout);
 	json_string(stdout, e->kind);
-	fputs(",\"built\":true,\"summary\":", stdout);
+	printf(",\"built\":true,\"library\":%s,\"summary\":", json_bool(e->library));
 	json_string(stdout, e->summary);
 	if (!is_kind(e, "gate")) /* a gate neither parks nor spins: its policy's summary says how it waits */
 		printf(",\"parks\":%s,\"fifo\":%s,\"spins\":%s,\"glibc\":%s,\"preemption_safe\":%s",

@@ -20,6 +20,14 @@ const struct ll_lock_ops *bench_lock_at(size_t i)
 	return i - n < ll_peer_lock_count ? ll_peer_locks[i - n] : NULL;
 }
 
+int bench_lock_is_library(const struct ll_lock_ops *ops)
+{
+	for (size_t i = 0; i < ll_algo_count(); i++)
+		if (ll_algo_at(i) == ops)
+			return 1;
+	return 0;
+}
+
 static const char *lock_name(size_t i, const void *ctx)
 {
 	(void)ctx;

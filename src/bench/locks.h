@@ -15,6 +15,8 @@ const struct ll_lock_ops *bench_lock_at(size_t i);
 /* NULL with "unknown lock 'x' (valid: every name)" in err, or for a peer this
  * build left out, "lock 'x' not built: why". */
 const struct ll_lock_ops *bench_lock_find(const char *name, struct ll_error *err);
+/* 1 when OPS is one of liblocklab's algorithms, 0 for a peer. */
+int bench_lock_is_library(const struct ll_lock_ops *ops);
 
 /* bench_lock_find + ll_config_parse + ll_mutex_init_config: 0 or EINVAL/errno with err set. */
 int bench_mutex_init(ll_mutex_t *m, const char *name, const char *opts, struct ll_error *err);

@@ -19,19 +19,66 @@ static int ops_fit(const struct ll_rwlock_ops *ops, struct ll_error *err)
 	return ll_fit_check(&f, err);
 }
 
+/*
+ * A destroyed rwlock's table (and an rwlock whose init failed): every call
+ * returns EINVAL, destroy does nothing (locklab/rwlock.h: the contract).
+ */
+static void destroyed_destroy(void *state)
+{
+	(void)state;
+}
+
+static int destroyed_call(void *state)
+{
+	(void)state;
+	return EINVAL;
+}
+
+static int destroyed_timed(void *state, const struct timespec *abs_mono)
+{
+	(void)state;
+	(void)abs_mono;
+	return EINVAL;
+}
+
+static const struct ll_rwlock_ops destroyed_ops = {
+	.name = "destroyed",
+	.summary = "a destroyed ll_rwlock_t",
+	.destroy = destroyed_destroy,
+	.rdlock = destroyed_call, .tryrdlock = destroyed_call, .timedrdlock = destroyed_timed,
+	.wrlock = destroyed_call, .trywrlock = destroyed_call, .timedwrlock = destroyed_timed,
+	.unlock = destroyed_call,
+};
+
+/* EINVAL with err set when there is no rwlock or no table; a failed init leaves rw destroyed. */
+static int init_refused(ll_rwlock_t *rw, const struct ll_rwlock_ops *ops, struct ll_error *err)
+{
+	if (rw && ops)
+		return 0;
+	ll_error_set(err, "ll_rwlock_init: %s is NULL", rw ? "the ops table" : "the rwlock");
+	if (rw)
+		rw->ops = &destroyed_ops;
+	return EINVAL;
+}
+
 int ll_rwlock_init_config(ll_rwlock_t *rw, const struct ll_rwlock_ops *ops, const void *config)
 {
 	int64_t defaults[LL_CONFIG_MAX];
 
-	if (ops_fit(ops, NULL))
+	if (init_refused(rw, ops, NULL))
 		return EINVAL;
+	if (ops_fit(ops, NULL)) {
+		rw->ops = &destroyed_ops;
+		return EINVAL;
+	}
 	if (!config) {
 		ll_rwlock_config_defaults(ops, defaults);
 		config = defaults;
 	}
 	memset(rw->state, 0, sizeof(rw->state));
-	rw->ops = ops;
-	return ops->init(rw->state, config);
+	int rc = ops->init(rw->state, config);
+	rw->ops = rc ? &destroyed_ops : ops;
+	return rc;
 }
 
 int ll_rwlock_init_opts(ll_rwlock_t *rw, const struct ll_rwlock_ops *ops, const char *opts,
@@ -39,13 +86,18 @@ int ll_rwlock_init_opts(ll_rwlock_t *rw, const struct ll_rwlock_ops *ops, const 
 {
 	int64_t config[LL_CONFIG_MAX];
 
-	int rc = ops_fit(ops, err);
-	if (rc)
+	int rc = init_refused(rw, ops, err);
+	if (!rc)
+		rc = ops_fit(ops, err);
+	if (!rc) {
+		ll_rwlock_config_defaults(ops, config);
+		rc = ll_rwlock_config_parse(ops, opts, config, err);
+	}
+	if (rc) {
+		if (rw)
+			rw->ops = &destroyed_ops;
 		return rc;
-	ll_rwlock_config_defaults(ops, config);
-	rc = ll_rwlock_config_parse(ops, opts, config, err);
-	if (rc)
-		return rc;
+	}
 	rc = ll_rwlock_init_config(rw, ops, config);
 	if (rc)
 		ll_error_set(err, "rwlock '%s': init failed: %s", ops->name, strerror(rc));
@@ -55,12 +107,21 @@ int ll_rwlock_init_opts(ll_rwlock_t *rw, const struct ll_rwlock_ops *ops, const 
 int ll_rwlock_init(ll_rwlock_t *rw, const char *algo, const char *opts, struct ll_error *err)
 {
 	const struct ll_rwlock_ops *ops = ll_rwlock_algo_find(algo ? algo : LL_DEFAULT_RWLOCK, err);
-	return ops ? ll_rwlock_init_opts(rw, ops, opts, err) : EINVAL;
+	if (!ops) {
+		if (rw)
+			rw->ops = &destroyed_ops;
+		return EINVAL;
+	}
+	return ll_rwlock_init_opts(rw, ops, opts, err);
 }
 
 void ll_rwlock_destroy(ll_rwlock_t *rw)
 {
+	/* NULL, never initialised (zeroed: no table), or destroyed already: nothing to do. */
+	if (!rw || !rw->ops || rw->ops == &destroyed_ops)
+		return;
 	rw->ops->destroy(rw->state);
+	rw->ops = &destroyed_ops;
 }
 
 int ll_rwlock_clockrdlock(ll_rwlock_t *rw, int clk, const struct timespec *abs)

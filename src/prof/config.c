@@ -1,6 +1,6 @@
 /*
  * config.c: the profiler's configuration, read once from the environment, and
- * what every part of it shares: the clock, one-line messages, whole writes.
+ * what every part of it shares: the clock, one-line messages.
  *
  * Environment (the CLI sets these; alone with LD_PRELOAD the defaults give a
  * text report on stderr at exit):
@@ -38,8 +38,9 @@
 struct prof_config prof_cfg;
 uint64_t prof_start_ns, prof_last_dump_ns;
 
-/* One line on stderr, "locklab-prof: ...".  No stdio: this may run before the
- * program's stdio is usable, or in a signal handler. */
+/* One line on stderr (the program's at load: preload/stderr.h), "locklab-prof:
+ * ...".  No stdio: this may run before the program's stdio is usable, or in a
+ * signal handler. */
 void prof_say(const char *fmt, ...)
 {
 	char line[1024];
@@ -51,7 +52,7 @@ void prof_say(const char *fmt, ...)
 	if (n > (int)sizeof(line) - 2)
 		n = (int)sizeof(line) - 2;
 	line[n++] = '\n';
-	prof_write_all(2, line, (size_t)n);
+	pl_stderr_write(line, (size_t)n);
 }
 
 uint64_t prof_now(void)
@@ -184,22 +185,11 @@ void prof_config_load(void)
 		check_output(&c, s);
 	c.loaded = 1;
 	prof_cfg = c;
+	/* A report bound for stderr needs it at exit, whatever the program did with fd 2. */
+	pl_stderr_keep(!c.dir[0] && !c.output[0]);
 	/* The run starts at the first lock call, which can precede our constructor. */
 	if (!prof_start_ns)
 		prof_start_ns = prof_last_dump_ns = prof_now();
-}
-
-void prof_write_all(int fd, const char *p, size_t n)
-{
-	while (n) {
-		ssize_t w = write(fd, p, n);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return;
-		p += w;
-		n -= (size_t)w;
-	}
 }
 
 void prof_expand_path(const char *tmpl, char *out, size_t len)

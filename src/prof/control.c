@@ -43,7 +43,7 @@ static int write_file(const char *path, const struct prof_buf *b, int append)
 	int fd = open(path, flags, 0644);
 	if (fd < 0)
 		return -1;
-	prof_write_all(fd, b->p, b->len);
+	pl_write_all(fd, b->p, b->len);
 	close(fd);
 	return 0;
 }
@@ -158,10 +158,10 @@ static void dump(enum prof_dump_reason why, int hurry)
 			/* Checked at start, but the directory may have gone since: the report
 			 * is not lost without a word. */
 			prof_say("cannot write the report to %s: %s; here it is", path, strerrordesc_np(errno));
-			prof_write_all(2, want_json ? json.p : text.p, want_json ? json.len : text.len);
+			pl_stderr_write(want_json ? json.p : text.p, want_json ? json.len : text.len);
 		}
 	} else if (prof_threads() || why != PROF_DUMP_EXIT) {
-		prof_write_all(2, text.p, text.len);
+		pl_stderr_write(text.p, text.len);
 	}
 	dump_seq++;
 	REAL(mutex_unlock)(&dump_lock);

@@ -494,7 +494,11 @@ PROF_EXPORT int pthread_rwlock_unlock(pthread_rwlock_t *rw)
 
 PROF_EXPORT int pthread_rwlock_init(pthread_rwlock_t *rw, const pthread_rwlockattr_t *a)
 {
+	/* The swapper behind us names the rwlock by this call, as a mutex's. */
+	uintptr_t outer = prof_tls.init_caller;
+	prof_tls.init_caller = CALLER();
 	int r = REAL(rw_init)(rw, a);
+	prof_tls.init_caller = outer;
 	if (r == 0)
 		note_init(rw, CALLER());
 	return r;

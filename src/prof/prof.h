@@ -30,6 +30,7 @@
 
 #include "preload/arena.h"
 #include "preload/glibc.h"
+#include "preload/stderr.h"
 
 #define likely(x) __builtin_expect(!!(x), 1)
 #define unlikely(x) __builtin_expect(!!(x), 0)
@@ -190,7 +191,6 @@ uint64_t prof_now(void);               /* ns, CLOCK_MONOTONIC through the vDSO *
 int prof_read_file(const char *path, char *buf, size_t len); /* bytes read, -1 on error */
 /* One line "locklab-prof: ..." on stderr, by write(): no stdio, no malloc. */
 void prof_say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-void prof_write_all(int fd, const char *p, size_t n);   /* through EINTR; gives up on error */
 void prof_expand_path(const char *tmpl, char *out, size_t len); /* %p -> the pid */
 
 /* control.c */

@@ -215,9 +215,10 @@ static struct group *group_find(struct ctx *c, uint64_t h, uint8_t tag, uint8_t 
 				int npcs, uintptr_t addr)
 {
 	for (struct group *g = c->bucket[h & (BUCKETS - 1)]; g; g = g->chain)
+		/* No stack (npcs 0) may have no array either: memcmp wants one. */
 		if (g->hash == h && g->tag == tag && g->event == event && g->lock == lock &&
 		    g->thread == t && g->addr == addr && g->npcs == npcs &&
-		    !memcmp(g->pcs, pcs, sizeof(*pcs) * (size_t)npcs))
+		    (npcs == 0 || !memcmp(g->pcs, pcs, sizeof(*pcs) * (size_t)npcs)))
 			return g;
 	return NULL;
 }

@@ -1,7 +1,9 @@
 /*
- * choose.c: which class serves a mutex (LOCKLAB_SWAP_LOCK_FOR).
+ * choose.c: which class serves a mutex (LOCKLAB_SWAP_LOCK_FOR), and which
+ * rwlock class an rwlock (LOCKLAB_SWAP_RWLOCK_FOR): both kinds named alike.
  *
- * With sites, a mutex is named as the profiler names it, by the same code
+ * With sites, a mutex (an rwlock alike, at its pthread_rwlock_init) is
+ * named as the profiler names it, by the same code
  * (src/preload/symbols.c), once, when it gets its class: a static mutex (in
  * an object's data) by its symbol, "object`symbol" or "object`symbol+0x40",
  * at its pthread_mutex_init or, for a static initializer, at its first use;
@@ -29,12 +31,21 @@ static struct pl_arena name_arena;
 static struct pl_syms names = { .arena = &name_arena };
 static atomic_flag name_guard = ATOMIC_FLAG_INIT;
 
-#define SITE_CACHE 4096   /* call sites remembered (a power of two) */
+#define SITE_CACHE 4096   /* call sites remembered, per kind of lock (a power of two) */
 #define SITE_PROBES 16
-static struct {
+struct site_cache {
 	_Atomic uintptr_t pc;                /* 0: free; set once, after cls */
-	struct swap_class *_Atomic cls;
-} site_cache[SITE_CACHE];
+	void *_Atomic cls;
+};
+static struct site_cache mutex_sites[SITE_CACHE], rwlock_sites[SITE_CACHE];
+
+/* A kind of lock's sites, as the naming below sees them: the class a name
+ * picks (NULL: none of the sites), the rest's, and the call sites' cache. */
+struct kind_sites {
+	void *(*named)(const char *name);
+	void *rest;
+	struct site_cache *cache;
+};
 
 static void name_lock(void)
 {
@@ -50,12 +61,10 @@ static void name_unlock(void)
 	atomic_flag_clear_explicit(&name_guard, memory_order_release);
 }
 
-static struct swap_class *class_named(const char *name)
+static void *class_named(const struct kind_sites *k, const char *name)
 {
-	for (int i = 1; i <= swap_nsites; i++)
-		if (!strcmp(swap_classes[i].site, name))
-			return &swap_classes[i];
-	return swap_rest;
+	void *c = k->named(name);
+	return c ? c : k->rest;
 }
 
 static inline uint32_t site_hash(uintptr_t pc)
@@ -63,15 +72,16 @@ static inline uint32_t site_hash(uintptr_t pc)
 	return (uint32_t)((pc * 0x9e3779b97f4a7c15ull) >> 40) & (SITE_CACHE - 1);
 }
 
-static struct swap_class *site_class(uintptr_t pc)
+static void *site_class(const struct kind_sites *k, uintptr_t pc)
 {
+	struct site_cache *cache = k->cache;
 	uint32_t h = site_hash(pc);
-	for (uint32_t k = 0; k < SITE_PROBES; k++) {
+	for (uint32_t i = 0; i < SITE_PROBES; i++) {
 		/* Acquire pairs with the release store of pc below: cls is set. */
-		uintptr_t cur = atomic_load_explicit(&site_cache[(h + k) & (SITE_CACHE - 1)].pc,
+		uintptr_t cur = atomic_load_explicit(&cache[(h + i) & (SITE_CACHE - 1)].pc,
 						     memory_order_acquire);
 		if (cur == pc)
-			return atomic_load_explicit(&site_cache[(h + k) & (SITE_CACHE - 1)].cls,
+			return atomic_load_explicit(&cache[(h + i) & (SITE_CACHE - 1)].cls,
 						    memory_order_relaxed);
 		if (!cur)
 			break;
@@ -80,47 +90,86 @@ static struct swap_class *site_class(uintptr_t pc)
 	name_lock();
 	pl_syms_know(&names, pc - 1);
 	pl_sym_code(&names, pc, name, sizeof(name));
-	struct swap_class *c = class_named(name);
-	for (uint32_t k = 0; k < SITE_PROBES; k++) {
-		uint32_t i = (h + k) & (SITE_CACHE - 1);
-		uintptr_t cur = atomic_load_explicit(&site_cache[i].pc, memory_order_relaxed);
+	void *c = class_named(k, name);
+	for (uint32_t i = 0; i < SITE_PROBES; i++) {
+		uint32_t j = (h + i) & (SITE_CACHE - 1);
+		uintptr_t cur = atomic_load_explicit(&cache[j].pc, memory_order_relaxed);
 		if (cur == pc)
 			break;   /* another namer was here first */
 		if (cur)
 			continue;
-		atomic_store_explicit(&site_cache[i].cls, c, memory_order_relaxed);
+		atomic_store_explicit(&cache[j].cls, c, memory_order_relaxed);
 		/* Release: cls before the key that makes it found. */
-		atomic_store_explicit(&site_cache[i].pc, pc, memory_order_release);
+		atomic_store_explicit(&cache[j].pc, pc, memory_order_release);
 		break;
 	}   /* full: named again next time, the same way */
 	name_unlock();
 	return c;
 }
 
-static struct swap_class *static_class(const void *m)
+static void *static_class(const struct kind_sites *k, const void *lock)
 {
 	char name[SWAP_SITE_LEN + 64];
-	struct swap_class *c = swap_rest;
+	void *c = k->rest;
 	name_lock();
-	if (pl_syms_know(&names, (uintptr_t)m) && pl_sym_data(&names, (uintptr_t)m, name, sizeof(name)))
-		c = class_named(name);
+	if (pl_syms_know(&names, (uintptr_t)lock) &&
+	    pl_sym_data(&names, (uintptr_t)lock, name, sizeof(name)))
+		c = class_named(k, name);
 	name_unlock();
 	return c;
+}
+
+/* A static lock (in an object's data) by its symbol, a heap one by its init's
+ * call site (none: the rest's). */
+static void *choose(const struct kind_sites *k, const void *lock, uintptr_t pc)
+{
+	struct dl_find_object fo;
+	if (_dl_find_object((void *)lock, &fo) == 0)
+		return static_class(k, lock);
+	return pc ? site_class(k, pc) : k->rest;
+}
+
+static void *mutex_named(const char *name)
+{
+	for (int i = 1; i <= swap_nsites; i++)
+		if (!strcmp(swap_classes[i].site, name))
+			return &swap_classes[i];
+	return NULL;
+}
+
+static void *rwlock_named(const char *name)
+{
+	for (int i = 1; i <= swap_hot.rw_nsites; i++)
+		if (!strcmp(swap_rwclasses[i].site, name))
+			return &swap_rwclasses[i];
+	return NULL;
 }
 
 struct swap_class *swap_choose(const void *m, uintptr_t pc)
 {
 	if (!swap_nsites)
 		return swap_rest;
-	struct dl_find_object fo;
-	if (_dl_find_object((void *)m, &fo) == 0)
-		return static_class(m);
-	return pc ? site_class(pc) : swap_rest;
+	const struct kind_sites k = { mutex_named, swap_rest, mutex_sites };
+	return choose(&k, m, pc);
 }
 
 void swap_chosen(struct swap_class *c)
 {
 	if (swap_nsites)   /* relaxed: a count read at exit */
+		atomic_fetch_add_explicit(&c->matched, 1, memory_order_relaxed);
+}
+
+struct swap_rwclass *swap_rw_choose(const void *l, uintptr_t pc)
+{
+	if (!swap_hot.rw_nsites)
+		return swap_hot.rw_rest;
+	const struct kind_sites k = { rwlock_named, swap_hot.rw_rest, rwlock_sites };
+	return choose(&k, l, pc);
+}
+
+void swap_rw_chosen(struct swap_rwclass *c)
+{
+	if (swap_hot.rw_nsites)   /* relaxed: a count read at exit */
 		atomic_fetch_add_explicit(&c->matched, 1, memory_order_relaxed);
 }
 

@@ -1,8 +1,8 @@
 /*
  * config.c: the swapper's set-up: which algorithm serves which mutexes
- * (LOCKLAB_SWAP_LOCK, _OPTS, LOCKLAB_SWAP_LOCK_FOR), which rwlock serves the
- * rwlocks (LOCKLAB_SWAP_RWLOCK, _OPTS), and what is reported
- * (LOCKLAB_SWAP_STATS, _STATS_JSON, _SITES_JSON).  Read once, by the
+ * (LOCKLAB_SWAP_LOCK, _OPTS, LOCKLAB_SWAP_LOCK_FOR), which rwlock serves which
+ * rwlocks (LOCKLAB_SWAP_RWLOCK, _OPTS, LOCKLAB_SWAP_RWLOCK_FOR), and what is
+ * reported (LOCKLAB_SWAP_STATS, _STATS_JSON, _SITES_JSON).  Read once, by the
  * constructor or by the first mutex call that comes before it; an unknown
  * name or option exits 2 with one line.
  */
@@ -16,12 +16,13 @@
 #include "swap.h"
 
 #include "preload/once.h"
+#include "preload/stderr.h"
 
 struct swap_class swap_classes[1 + SWAP_SITES], swap_glibc_class;
 int swap_nsites;
 struct swap_class *swap_rest;
 struct swap_hot swap_hot __attribute__((aligned(64)));
-struct swap_rwconfig swap_rw;
+struct swap_rwclass swap_rwclasses[1 + SWAP_SITES], swap_rw_glibc_class;
 struct swap_outputs swap_out;
 atomic_int swap_config_ready;
 
@@ -37,8 +38,7 @@ void swap_say(const char *fmt, ...)
 	if ((size_t)n > sizeof(buf) - 2)
 		n = (int)sizeof(buf) - 2;
 	buf[n++] = '\n';
-	ssize_t w = write(2, buf, (size_t)n);
-	(void)w;
+	pl_stderr_write(buf, (size_t)n);
 }
 
 static void refuse(const char *msg)
@@ -104,20 +104,32 @@ static int lock_name_char(char ch)
 	       ch == '_' || ch == '-';
 }
 
-static void refuse_site(const char *entry, size_t len, const char *why)
+static void refuse_site(const char *var, const char *entry, size_t len, const char *why)
 {
-	swap_say("locklab: swap: lock-for '%.*s': %s", (int)(len < 300 ? len : 300), entry, why);
+	swap_say("locklab: swap: %s '%.*s': %s", var, (int)(len < 300 ? len : 300), entry, why);
 	_exit(2);
 }
 
+/* One entry of a sites variable: the site, the lock's name and its options. */
+struct site_entry {
+	const char *site, *name;
+	size_t site_len, name_len;
+	char opts[256];
+};
+
 /*
- * LOCKLAB_SWAP_LOCK_FOR: "SITE=NAME[:OPTS];SITE=NAME..." (empty entries
- * skipped).  A site is a lock's name as `locklab profile` prints it, which may
- * hold '=' itself (C++'s operator=): the entry splits at the first '=' that a
- * lock name follows, up to its end or a ':' and the options.
+ * LOCKLAB_SWAP_LOCK_FOR or _RWLOCK_FOR (VAR, "lock-for" or "rwlock-for" in
+ * messages): "SITE=NAME[:OPTS];SITE=NAME..." (empty entries skipped), each
+ * given to SET as the I-th site (0, or nonzero with err filled); how many.
+ * A site is a lock's name as `locklab profile` prints it, which may hold '='
+ * itself (C++'s operator=): the entry splits at the first '=' that a lock
+ * name follows, up to its end or a ':' and the options.
  */
-static void sites_parse(const char *v)
+static int sites_parse(const char *v, const char *var,
+		       int (*set)(int i, const struct site_entry *s, struct ll_error *err))
 {
+	static struct site_entry seen[SWAP_SITES];
+	int n = 0;
 	while (*v) {
 		const char *end = strchr(v, ';');
 		size_t len = end ? (size_t)(end - v) : strlen(v);
@@ -130,80 +142,119 @@ static void sites_parse(const char *v)
 		for (const char *q = e; q < e + len && !eq; q++) {
 			if (*q != '=')
 				continue;
-			const char *n = q + 1;
-			while (n < e + len && lock_name_char(*n))
-				n++;
-			if (n > q + 1 && (n == e + len || *n == ':')) {
+			const char *k = q + 1;
+			while (k < e + len && lock_name_char(*k))
+				k++;
+			if (k > q + 1 && (k == e + len || *k == ':')) {
 				eq = q;
 				name = q + 1;
-				nlen = (size_t)(n - name);
-				opts = n < e + len ? n + 1 : NULL;
+				nlen = (size_t)(k - name);
+				opts = k < e + len ? k + 1 : NULL;
 			}
 		}
 		if (!eq)
-			refuse_site(e, len, "not SITE=LOCK or SITE=LOCK:OPTS");
+			refuse_site(var, e, len, "not SITE=LOCK or SITE=LOCK:OPTS");
 		if (eq == e)
-			refuse_site(e, len, "the site is empty");
+			refuse_site(var, e, len, "the site is empty");
 		if ((size_t)(eq - e) >= SWAP_SITE_LEN)
-			refuse_site(e, len, "the site is longer than 511 bytes");
-		if (swap_nsites == SWAP_SITES)
-			refuse_site(e, len, "more than 64 sites");
-		struct swap_class *c = &swap_classes[1 + swap_nsites];
-		char o[256];
+			refuse_site(var, e, len, "the site is longer than 511 bytes");
+		if (n == SWAP_SITES)
+			refuse_site(var, e, len, "more than 64 sites");
+		struct site_entry *s = &seen[n];
 		size_t olen = opts ? (size_t)(e + len - opts) : 0;
-		if (olen >= sizeof(o))
-			refuse_site(e, len, "options longer than 255 bytes");
-		snprintf(o, sizeof(o), "%.*s", (int)olen, opts ? opts : "");
+		if (olen >= sizeof(s->opts))
+			refuse_site(var, e, len, "options longer than 255 bytes");
+		*s = (struct site_entry){ .site = e, .name = name, .site_len = (size_t)(eq - e),
+					  .name_len = nlen };
+		snprintf(s->opts, sizeof(s->opts), "%.*s", (int)olen, opts ? opts : "");
 		struct ll_error err;
-		if (class_set(c, name, nlen, o, &err))
-			refuse_site(e, len, err.msg);
-		snprintf(c->site, sizeof(c->site), "%.*s", (int)(eq - e), e);
-		for (int i = 1; i <= swap_nsites; i++)
-			if (!strcmp(swap_classes[i].site, c->site))
-				refuse_site(e, len, "the site is given twice");
-		swap_nsites++;
+		if (set(n, s, &err))
+			refuse_site(var, e, len, err.msg);
+		for (int i = 0; i < n; i++)
+			if (seen[i].site_len == s->site_len && !memcmp(seen[i].site, e, s->site_len))
+				refuse_site(var, e, len, "the site is given twice");
+		n++;
 	}
+	return n;
+}
+
+/* LOCKLAB_SWAP_LOCK_FOR's I-th site: swap_classes[1 + I]. */
+static int mutex_site_set(int i, const struct site_entry *s, struct ll_error *err)
+{
+	struct swap_class *c = &swap_classes[1 + i];
+	snprintf(c->site, sizeof(c->site), "%.*s", (int)s->site_len, s->site);
+	return class_set(c, s->name, s->name_len, s->opts, err);
 }
 
 /*
- * LOCKLAB_SWAP_RWLOCK (and _OPTS): the rwlock every pthread_rwlock_t gets.
- * An algorithm with a `prefer` knob (pthread, partitioned) serves a lock of
- * glibc's writer-nonrecursive kind with prefer=writer-nonrecursive, unless
- * the options name prefer themselves.
+ * An rwlock and its options into an rwlock class: 0, or nonzero with err
+ * filled.  An algorithm with a `prefer` knob (pthread, partitioned) serves a
+ * lock of glibc's writer-nonrecursive kind with prefer=writer-nonrecursive,
+ * unless the options name prefer themselves.
  */
-static void rw_config_load(void)
+static int rwclass_set(struct swap_rwclass *c, const char *name, size_t nlen, const char *opts,
+		       struct ll_error *err)
 {
-	const char *name = getenv("LOCKLAB_SWAP_RWLOCK");
-	if (!name || !*name)
-		return;
-	const char *opts = getenv("LOCKLAB_SWAP_RWLOCK_OPTS");
-	struct ll_error err;
-	const struct ll_rwlock_ops *o = ll_rwlock_algo_find(name, &err);
-	if (o) {
-		ll_rwlock_config_defaults(o, swap_rw.config[0]);
-		if (ll_rwlock_config_parse(o, opts, swap_rw.config[0], &err))
-			o = NULL;
-	}
+	char n[64];
+	snprintf(n, sizeof(n), "%.*s", (int)(nlen < sizeof(n) ? nlen : sizeof(n) - 1), name);
+	const struct ll_rwlock_ops *o = ll_rwlock_algo_find(n, err);
 	if (!o)
-		refuse(err.msg);
-	memcpy(swap_rw.config[1], swap_rw.config[0], sizeof(swap_rw.config[1]));
+		return EINVAL;
+	ll_rwlock_config_defaults(o, c->config[0]);
+	if (ll_rwlock_config_parse(o, opts, c->config[0], err))
+		return EINVAL;
+	memcpy(c->config[1], c->config[0], sizeof(c->config[1]));
 	int named = 0;   /* prefer among the options */
 	for (const char *q = opts; q && *q; q += strcspn(q, ","), q += *q == ',')
 		named |= !strncmp(q, "prefer=", 7);
 	for (size_t i = 0; i < o->nknobs && !named; i++)
 		if (!strcmp(o->knobs[i].name, "prefer") &&
-		    ll_rwlock_config_parse(o, "prefer=writer-nonrecursive", swap_rw.config[1], &err))
-			refuse(err.msg);
-	snprintf(swap_rw.name, sizeof(swap_rw.name), "%s", o->name);
-	snprintf(swap_rw.opts, sizeof(swap_rw.opts), "%s", opts ? opts : "");
+		    ll_rwlock_config_parse(o, "prefer=writer-nonrecursive", c->config[1], err))
+			return EINVAL;
+	snprintf(c->name, sizeof(c->name), "%s", o->name);
+	snprintf(c->opts, sizeof(c->opts), "%s", opts ? opts : "");
+	c->ops = o;
 	for (int k = 0; k < 2; k++)
-		swap_rw.recipe[k] = (struct swap_recipe){
+		c->recipe[k] = (struct swap_recipe){
 			.name = o->name, .init = o->init, .destroy = o->destroy,
 			.try_excl = o->trywrlock, .unlock_shared = o->unlock, .held_waits = 0,
-			.config = swap_rw.config[k], .slots = &swap_rw_slots,
+			.config = c->config[k], .slots = &swap_rw_slots,
 		};
-	swap_rw_slots.bytes = slot_bytes_for(o->state_size);
-	swap_hot.rw_ops = o;
+	/* One slot size for every rwlock: the largest state of any class. */
+	size_t need = slot_bytes_for(o->state_size);
+	if (need > swap_rw_slots.bytes)
+		swap_rw_slots.bytes = need;
+	return 0;
+}
+
+/* LOCKLAB_SWAP_RWLOCK_FOR's I-th site: swap_rwclasses[1 + I]. */
+static int rwlock_site_set(int i, const struct site_entry *s, struct ll_error *err)
+{
+	struct swap_rwclass *c = &swap_rwclasses[1 + i];
+	snprintf(c->site, sizeof(c->site), "%.*s", (int)s->site_len, s->site);
+	return rwclass_set(c, s->name, s->name_len, s->opts, err);
+}
+
+/*
+ * LOCKLAB_SWAP_RWLOCK (and _OPTS): the rwlock every pthread_rwlock_t gets
+ * that no site of LOCKLAB_SWAP_RWLOCK_FOR chose (those get the site's).
+ * Sites alone: the rest stay glibc's; neither: every rwlock does.
+ */
+static void rw_config_load(void)
+{
+	const char *rw_for = getenv("LOCKLAB_SWAP_RWLOCK_FOR");
+	int n = rw_for ? sites_parse(rw_for, "rwlock-for", rwlock_site_set) : 0;
+	swap_hot.rw_nsites = n;
+	const char *name = getenv("LOCKLAB_SWAP_RWLOCK");
+	if (name && *name) {
+		struct ll_error err;
+		if (rwclass_set(&swap_rwclasses[0], name, strlen(name),
+				getenv("LOCKLAB_SWAP_RWLOCK_OPTS"), &err))
+			refuse(err.msg);
+		swap_hot.rw_rest = &swap_rwclasses[0];
+	} else if (n) {
+		swap_hot.rw_rest = RW_GLIBC_CLASS;
+	}
 }
 
 static void outputs_load(void)
@@ -217,6 +268,8 @@ static void outputs_load(void)
 	if (s)
 		snprintf(swap_out.sites_json, sizeof(swap_out.sites_json), "%s", s);
 	swap_hot.counting = swap_out.stats_line || swap_out.stats_json[0];
+	/* The stats line is written at exit, whatever the program did with fd 2. */
+	pl_stderr_keep(swap_out.stats_line);
 	swap_report_setup();
 }
 
@@ -235,11 +288,11 @@ void swap_config_load(void)
 	const char *name = getenv("LOCKLAB_SWAP_LOCK");
 	const char *lock_for = getenv("LOCKLAB_SWAP_LOCK_FOR");
 	if (lock_for)
-		sites_parse(lock_for);
+		swap_nsites = sites_parse(lock_for, "lock-for", mutex_site_set);
 	rw_config_load();
-	/* Sites alone, or an rwlock alone: every other mutex stays glibc's.
-	 * None of the three: ll for all. */
-	if ((!name || !*name) && (swap_nsites || swap_hot.rw_ops)) {
+	/* Sites alone, or rwlocks alone: every other mutex stays glibc's.
+	 * None of them: ll for all. */
+	if ((!name || !*name) && (swap_nsites || swap_hot.rw_rest)) {
 		swap_rest = GLIBC_CLASS;
 	} else {
 		struct ll_error err;

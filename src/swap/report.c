@@ -4,10 +4,11 @@
  * With the stats on (LOCKLAB_SWAP_STATS, LOCKLAB_SWAP_STATS_JSON), each
  * thread counts its acquisitions in its own swap_tls and adds them to the
  * totals every 1024, and at its exit; the totals are read once, at the
- * process's exit, for one line on stderr and one JSON line appended to a
- * file.  LOCKLAB_SWAP_SITES_JSON appends which sites matched how many
- * mutexes.  locklab_swap_describe tells the profiler, when both libraries
- * are preloaded, which locks serve the program (preload/handoff.h).
+ * process's exit, for one line on stderr (the program's at load:
+ * preload/stderr.h) and one JSON line appended to a file.
+ * LOCKLAB_SWAP_SITES_JSON appends which sites matched how many mutexes.
+ * locklab_swap_describe tells the profiler, when both libraries are
+ * preloaded, which locks serve the program (preload/handoff.h).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -17,6 +18,8 @@
 #include <unistd.h>
 
 #include "swap.h"
+
+#include "preload/stderr.h"
 
 #include "core/json.h"
 #include "preload/handoff.h"
@@ -126,7 +129,7 @@ void swap_note_rwlock_init(int pshared)
 {
 	if (swap_counting())
 		atomic_fetch_add_explicit(&totals.rwlocks, 1, memory_order_relaxed);
-	if (swap_hot.rw_ops && pshared)
+	if (swap_hot.rw_rest && pshared)
 		atomic_fetch_add_explicit(&totals.rw_pshared, 1, memory_order_relaxed);
 }
 
@@ -139,6 +142,9 @@ void swap_report_after_fork(void)
 	for (int i = 0; i <= swap_nsites; i++)
 		atomic_store_explicit(&swap_classes[i].matched, 0, memory_order_relaxed);
 	atomic_store_explicit(&swap_glibc_class.matched, 0, memory_order_relaxed);
+	for (int i = 0; i <= swap_hot.rw_nsites; i++)
+		atomic_store_explicit(&swap_rwclasses[i].matched, 0, memory_order_relaxed);
+	atomic_store_explicit(&swap_rw_glibc_class.matched, 0, memory_order_relaxed);
 	swap_tls.acq = swap_tls.cont = swap_tls.rw = swap_tls.rwc = 0;
 }
 
@@ -177,7 +183,23 @@ static unsigned long load(atomic_ulong *v)
 	return atomic_load_explicit(v, memory_order_relaxed);
 }
 
-/* "lock": ..., "lock_opts": ..., "lock_for": [...], with the counts or without. */
+/* One site of a sites list: {"site", "lock", "lock_opts"[, "matched"]}. */
+static void put_site_json(struct out *o, const char *site, const char *name, const char *opts,
+			  atomic_ulong *matched, int counts)
+{
+	out_printf(o, "{\"site\": ");
+	out_str(o, site);
+	out_printf(o, ", \"lock\": ");
+	out_str(o, name);
+	out_printf(o, ", \"lock_opts\": ");
+	out_str(o, opts);
+	if (counts)
+		out_printf(o, ", \"matched\": %lu", load(matched));
+	out_printf(o, "}");
+}
+
+/* "lock": ..., "lock_opts": ..., "lock_for": [...]: the mutexes' (the profiler's
+ * describe); with the counts (a process's record), "rwlock_for": [...] too. */
 static void put_config_json(struct out *o, int counts)
 {
 	const struct swap_class *c0 = &swap_classes[0];
@@ -188,19 +210,25 @@ static void put_config_json(struct out *o, int counts)
 	out_printf(o, ", \"lock_for\": [");
 	for (int i = 1; i <= swap_nsites; i++) {
 		struct swap_class *c = &swap_classes[i];
-		out_printf(o, "%s{\"site\": ", i > 1 ? ", " : "");
-		out_str(o, c->site);
-		out_printf(o, ", \"lock\": ");
-		out_str(o, c->name);
-		out_printf(o, ", \"lock_opts\": ");
-		out_str(o, c->opts);
-		if (counts)
-			out_printf(o, ", \"matched\": %lu", load(&c->matched));
-		out_printf(o, "}");
+		out_printf(o, "%s", i > 1 ? ", " : "");
+		put_site_json(o, c->site, c->name, c->opts, &c->matched, counts);
 	}
 	out_printf(o, "]");
-	if (counts)
-		out_printf(o, ", \"not_chosen\": %lu", load(&swap_glibc_class.matched));
+	if (!counts)
+		return;
+	out_printf(o, ", \"not_chosen\": %lu, \"rwlock_for\": [", load(&swap_glibc_class.matched));
+	for (int i = 1; i <= swap_hot.rw_nsites; i++) {
+		struct swap_rwclass *c = &swap_rwclasses[i];
+		out_printf(o, "%s", i > 1 ? ", " : "");
+		put_site_json(o, c->site, c->name, c->opts, &c->matched, counts);
+	}
+	out_printf(o, "], \"rwlocks_not_chosen\": %lu", load(&swap_rw_glibc_class.matched));
+}
+
+/* The rest's rwlock, or NULL where the rest stay glibc's. */
+static const struct swap_rwclass *rw_rest_swapped(void)
+{
+	return swap_hot.rw_rest == RW_GLIBC_CLASS ? NULL : swap_hot.rw_rest;
 }
 
 /* "NAME" or "NAME (OPTS)" */
@@ -278,10 +306,11 @@ static void put_stats_line(struct out *o, const struct figures *f)
 		   "at most %u waiting at once; ",
 		   (int)getpid(), swap_rest == GLIBC_CLASS ? "glibc" : swap_classes[0].name, f->mx,
 		   swap_mutex_slots.bytes, f->acq, f->cont, f->npass, f->conds, f->maxw);
-	if (swap_hot.rw_ops)
+	if (swap_hot.rw_rest)
 		out_printf(o, "rwlocks %s: %lu initialised, %lu swapped (%zu bytes each), "
 			   "%lu acquisitions, %lu contended, %lu process-shared left to glibc",
-			   swap_rw.name, f->rwl, f->rws, swap_rw_slots.bytes, f->rwa, f->rwc, f->rwp);
+			   rw_rest_swapped() ? rw_rest_swapped()->name : "glibc", f->rwl, f->rws,
+			   swap_rw_slots.bytes, f->rwa, f->rwc, f->rwp);
 	else
 		out_printf(o, "glibc's rwlocks: %lu initialised, %lu acquisitions", f->rwl, f->rwa);
 	out_printf(o, "; in use: %lu slots, %lu rwlock slots, %lu blocks of the "
@@ -294,6 +323,14 @@ static void put_stats_line(struct out *o, const struct figures *f)
 	}
 	if (swap_nsites)
 		out_printf(o, "; %lu not chosen", load(&swap_glibc_class.matched));
+	for (int i = 1; i <= swap_hot.rw_nsites; i++) {
+		unsigned long n = load(&swap_rwclasses[i].matched);
+		out_printf(o, "%s%s %s: %lu%s", i == 1 ? "; rwlock-for " : ", ",
+			   swap_rwclasses[i].site, swap_rwclasses[i].name, n,
+			   n ? "" : " (matched nothing)");
+	}
+	if (swap_hot.rw_nsites)
+		out_printf(o, "; %lu rwlocks not chosen", load(&swap_rw_glibc_class.matched));
 	out_printf(o, "\n");
 }
 
@@ -308,9 +345,9 @@ static void put_stats_json(struct out *o, const struct figures *f)
 		   f->mx, swap_mutex_slots.bytes, f->acq, f->cont, pass_names[0], f->pass[0],
 		   pass_names[1], f->pass[1], pass_names[2], f->pass[2], pass_names[3], f->pass[3],
 		   f->conds, f->maxw);
-	out_str(o, swap_hot.rw_ops ? swap_rw.name : NULL);
+	out_str(o, rw_rest_swapped() ? rw_rest_swapped()->name : NULL);
 	out_printf(o, ", \"lock_opts\": ");
-	out_str(o, swap_rw.opts);
+	out_str(o, rw_rest_swapped() ? rw_rest_swapped()->opts : "");
 	out_printf(o, ", \"initialised\": %lu, \"acquisitions\": %lu, \"swapped\": %lu, "
 		   "\"slot_bytes\": %zu, \"contended\": %lu, \"pshared\": %lu}, "
 		   "\"in_use\": {\"slots\": %lu, \"rw_slots\": %lu, \"blocks\": %lu, "
@@ -339,8 +376,7 @@ __attribute__((destructor)) static void swap_dtor(void)
 	if (swap_out.stats_line) {
 		o.len = 0;
 		put_stats_line(&o, &f);
-		ssize_t w = write(2, o.p, o.len);
-		(void)w;
+		pl_stderr_write(o.p, o.len);
 	}
 	if (swap_out.stats_json[0]) {
 		o.len = 0;

@@ -1,12 +1,15 @@
 /*
  * rwlock.c: the pthread_rwlock_* entry points.
  *
- * Without LOCKLAB_SWAP_RWLOCK, pthread_rwlock_t stays glibc's: each call goes
- * to glibc's function, and with the stats on, inits and successful
- * acquisitions are counted (per thread, like the mutexes').  With it, every
- * pthread_rwlock_t but a process-shared one is served by that rwlock of
- * liblocklab, in a slot of the slab (one 64-byte line: every rwlock's state
- * is 40 to 56 bytes, and glibc's 56 must keep room for what POSIX needs):
+ * Without LOCKLAB_SWAP_RWLOCK or _RWLOCK_FOR, pthread_rwlock_t stays glibc's:
+ * each call goes to glibc's function, and with the stats on, inits and
+ * successful acquisitions are counted (per thread, like the mutexes').  With
+ * them, every pthread_rwlock_t but a process-shared one gets an rwlock class
+ * (swap.h): LOCKLAB_SWAP_RWLOCK's, a site's of LOCKLAB_SWAP_RWLOCK_FOR, or, with
+ * sites alone, glibc's mark (glibc's for its life); a swapped one is served
+ * by its class's rwlock of liblocklab, in a slot of the slab (one 64-byte
+ * line: every rwlock's state is 40 to 56 bytes, and glibc's 56 must keep room
+ * for what POSIX needs):
  *
  *   offset  glibc's field        ours
  *    0      __readers, __writers the slot: NULL until first use, CASed in once
@@ -15,11 +18,16 @@
  *                                (written by the holder only): EDEADLK, EBUSY
  *   28      __shared             glibc's, never written: a process-shared lock
  *                                is glibc's for its life
+ *   40      __pad2               its class with sites: NULL until chosen (at
+ *                                init, or at first use), then set once
  *   48      __flags              glibc's kind, never written: a
- *                                writer-nonrecursive lock gets swap_rw.recipe[1]
+ *                                writer-nonrecursive lock gets its class's
+ *                                recipe[1]
  *
- * pthread_rwlock_init is glibc's (it zeroes the rest): no slot until first
- * use, so a static initializer's lock and an initialised one start alike.
+ * pthread_rwlock_init is glibc's (it zeroes the rest), then with sites names
+ * the lock and sets its class: no slot until first use, so a static
+ * initializer's lock and an initialised one start alike.  Without sites every
+ * rwlock's class is the rest's, and the lock's class word is not used.
  * A call from inside an algorithm (partitioned's and pthread's glibc
  * rwlocks) or our set-up is glibc's (swap_tls.busy), the latter answered
  * with success before glibc's function is known (GLIBC_CALL).
@@ -28,13 +36,18 @@
 
 #include "swap.h"
 
+#include "preload/handoff.h"
+
+#pragma weak locklab_prof_init_caller
+
 struct swap_rwlock {
 	void *slot;
 	unsigned gen;
 	unsigned glibc_writers_futex, glibc_pad3, glibc_pad4;
 	int writer;
 	int shared;
-	unsigned char glibc_elision[16];
+	unsigned char glibc_elision[8];
+	struct swap_rwclass *cls;
 	unsigned flags;
 	unsigned glibc_pad5;
 };
@@ -45,6 +58,8 @@ _Static_assert(offsetof(struct swap_rwlock, shared) ==
 	       offsetof(pthread_rwlock_t, __data.__shared), "__shared where glibc keeps it");
 _Static_assert(offsetof(struct swap_rwlock, flags) ==
 	       offsetof(pthread_rwlock_t, __data.__flags), "__flags where glibc keeps it");
+_Static_assert(offsetof(struct swap_rwlock, cls) ==
+	       offsetof(pthread_rwlock_t, __data.__pad2), "__pad2 where glibc zeroes it");
 
 static inline struct swap_rwlock *SR(pthread_rwlock_t *l) { return (struct swap_rwlock *)l; }
 
@@ -53,22 +68,54 @@ static inline struct swap_lockref lockref(struct swap_rwlock *s)
 	return (struct swap_lockref){ &s->slot, &s->gen };
 }
 
-/* The lock's recipe, by its kind (written by init before the lock is shared). */
-static inline const struct swap_recipe *recipe_of(const struct swap_rwlock *s)
+/* The class of a lock getting one at its first use (a static initializer's,
+ * or zeroed memory's): racing first users agree by CAS. */
+static __attribute__((noinline)) struct swap_rwclass *class_chosen_now(struct swap_rwlock *s)
+{
+	/* Relaxed: a class is a pointer to configuration complete since the set-up. */
+	struct swap_rwclass *c = NULL, *mine = swap_rw_choose(s, 0);
+	if (__atomic_compare_exchange_n(&s->cls, &c, mine, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
+		swap_rw_chosen(mine);
+		return mine;
+	}
+	return c;
+}
+
+/* The lock's class: the rest's without sites, else its own. */
+static inline struct swap_rwclass *class_of(struct swap_rwlock *s)
+{
+	if (likely(!swap_hot.rw_nsites))
+		return swap_hot.rw_rest;
+	struct swap_rwclass *c = __atomic_load_n(&s->cls, __ATOMIC_RELAXED);
+	return likely(c != NULL) ? c : class_chosen_now(s);
+}
+
+/* The lock's recipe in its class C, by its kind (written by init before the
+ * lock is shared). */
+static inline const struct swap_recipe *recipe_of(const struct swap_rwlock *s,
+						  const struct swap_rwclass *c)
 {
 	int nonrec = __atomic_load_n(&s->flags, __ATOMIC_RELAXED) ==
 		     PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP;
-	return &swap_rw.recipe[nonrec];
+	return &c->recipe[nonrec];
 }
 
-/* glibc's: no rwlock named, inside an algorithm or our set-up, or process-shared
- * (__shared is written by init before the lock is shared). */
-static inline int rw_glibcs(pthread_rwlock_t *l)
+/* The class serving the lock, or NULL where glibc does: no rwlock swapped,
+ * inside an algorithm or our set-up, process-shared (__shared is written by
+ * init before the lock is shared), or of glibc's class.  Each entry point
+ * asks once and hands the class on. */
+static inline struct swap_rwclass *rw_class(pthread_rwlock_t *l)
 {
 	if (unlikely(!atomic_load_explicit(&swap_config_ready, memory_order_acquire)) &&
 	    !swap_tls.busy)
 		swap_config_load();
-	return !swap_hot.rw_ops || swap_tls.busy || __atomic_load_n(&SR(l)->shared, __ATOMIC_RELAXED);
+	struct swap_rwclass *rest = swap_hot.rw_rest;
+	if (!rest || swap_tls.busy || __atomic_load_n(&SR(l)->shared, __ATOMIC_RELAXED))
+		return NULL;
+	if (likely(!swap_hot.rw_nsites))
+		return rest;   /* without sites, never glibc's mark */
+	struct swap_rwclass *c = class_of(SR(l));
+	return c != RW_GLIBC_CLASS ? c : NULL;
 }
 
 static inline int rw_counted(int r)
@@ -79,11 +126,11 @@ static inline int rw_counted(int r)
 }
 
 /* The slot, made now at the first use (racing first users agree by CAS). */
-static void *slot_of(struct swap_rwlock *s)
+static void *slot_of(struct swap_rwlock *s, const struct swap_rwclass *c)
 {
 	/* Acquire pairs with swap_slot_create's release: the state is initialised. */
 	void *p = __atomic_load_n(&s->slot, __ATOMIC_ACQUIRE);
-	return likely(p != NULL) ? p : swap_slot_create(lockref(s), recipe_of(s));
+	return likely(p != NULL) ? p : swap_slot_create(lockref(s), recipe_of(s, c));
 }
 
 static inline unsigned rw_writer(const struct swap_rwlock *s)
@@ -115,8 +162,8 @@ static int rw_wait(const struct ll_rwlock_ops *o, void *p, int write, enum swap_
  * when the lock is free; a thread holding the write lock gets EDEADLK from
  * rdlock and wrlock (plain, timed, clock) and EBUSY from their try.
  */
-static int rw_acquire(pthread_rwlock_t *l, int write, enum swap_how how, clockid_t clk,
-		      const struct timespec *abs)
+static int rw_acquire(pthread_rwlock_t *l, const struct swap_rwclass *c, int write,
+		      enum swap_how how, clockid_t clk, const struct timespec *abs)
 {
 	struct swap_rwlock *s = SR(l);
 	if (how == H_TIMED && (!abs || abs->tv_nsec < 0 || abs->tv_nsec >= 1000000000L ||
@@ -126,9 +173,9 @@ static int rw_acquire(pthread_rwlock_t *l, int write, enum swap_how how, clockid
 	if (rw_writer(s) == me)
 		return how == H_TRY ? EBUSY : EDEADLK;
 	if (swap_stale(&s->gen))
-		swap_slot_repair(lockref(s), recipe_of(s), how, clk, abs);
-	void *p = slot_of(s);
-	const struct ll_rwlock_ops *o = swap_hot.rw_ops;
+		swap_slot_repair(lockref(s), recipe_of(s, c), how, clk, abs);
+	void *p = slot_of(s, c);
+	const struct ll_rwlock_ops *o = c->ops;
 	int rc, contended = 0;
 	swap_tls.busy++;
 	if (how == H_TRY) {
@@ -161,28 +208,41 @@ EXPORT int SWAPPED(pthread_rwlock_init)(pthread_rwlock_t *l, const pthread_rwloc
 	int r = GLIBC_CALL(rw_init, 0, l, a);
 	if (r || swap_tls.busy)
 		return r;
-	swap_note_rwlock_init(SR(l)->shared);
+	struct swap_rwlock *s = SR(l);
+	swap_configured();
+	swap_note_rwlock_init(s->shared);
+	if (swap_hot.rw_nsites && !s->shared) {
+		/* Behind the profiler, our caller is the profiler: it says whose call this is. */
+		uintptr_t pc = locklab_prof_init_caller ? locklab_prof_init_caller() : 0;
+		struct swap_rwclass *c =
+			swap_rw_choose(l, pc ? pc : (uintptr_t)__builtin_return_address(0));
+		/* Relaxed: the program publishes the lock after its init. */
+		__atomic_store_n(&s->cls, c, __ATOMIC_RELAXED);
+		swap_rw_chosen(c);
+	}
 	return 0;
 }
 
 EXPORT int SWAPPED(pthread_rwlock_destroy)(pthread_rwlock_t *l)
 {
-	if (rw_glibcs(l))
+	const struct swap_rwclass *c = rw_class(l);
+	if (!c)
 		return GLIBC_CALL(rw_destroy, 0, l);
 	struct swap_rwlock *s = SR(l);
-	swap_slot_destroy(lockref(s), recipe_of(s));
+	swap_slot_destroy(lockref(s), recipe_of(s, c));
 	rw_set_writer(s, 0);
 	return 0;
 }
 
 EXPORT int SWAPPED(pthread_rwlock_unlock)(pthread_rwlock_t *l)
 {
-	if (rw_glibcs(l))
+	const struct swap_rwclass *c = rw_class(l);
+	if (!c)
 		return GLIBC_CALL(rw_unlock, 0, l);
 	struct swap_rwlock *s = SR(l);
 	int mine = rw_writer(s) == swap_self();
 	if (swap_stale(&s->gen)) {
-		int rc = swap_slot_release_stale(lockref(s), recipe_of(s), mine);
+		int rc = swap_slot_release_stale(lockref(s), recipe_of(s, c), mine);
 		if (rc >= 0) {
 			if (mine)
 				rw_set_writer(s, 0);
@@ -195,15 +255,18 @@ EXPORT int SWAPPED(pthread_rwlock_unlock)(pthread_rwlock_t *l)
 	if (mine)
 		rw_set_writer(s, 0);
 	swap_tls.busy++;
-	int rc = swap_hot.rw_ops->unlock(p);
+	int rc = c->ops->unlock(p);
 	swap_tls.busy--;
 	return rc;
 }
 
 /* The four lock calls of one side, rd or wr: plain, try, timed, clock; each
- * glibc's when the lock is (counted with the stats on), else the swapper's. */
-#define RW_CALL(l, glibc_call, ...) \
-	(rw_glibcs(l) ? rw_counted(glibc_call) : rw_acquire(l, __VA_ARGS__))
+ * glibc's when the lock is (counted with the stats on), else its class's. */
+#define RW_CALL(l, glibc_call, ...)                                              \
+	({                                                                       \
+		const struct swap_rwclass *c_ = rw_class(l);                     \
+		c_ ? rw_acquire(l, c_, __VA_ARGS__) : rw_counted(glibc_call);    \
+	})
 #define RWLOCK_SIDE(side, write)                                                             \
 	EXPORT int SWAPPED(pthread_rwlock_##side##lock)(pthread_rwlock_t *l)                 \
 	{                                                                                    \
@@ -224,7 +287,7 @@ EXPORT int SWAPPED(pthread_rwlock_unlock)(pthread_rwlock_t *l)
 	EXPORT int SWAPPED(pthread_rwlock_clock##side##lock)(pthread_rwlock_t *l, clockid_t clk, \
 							       const struct timespec *abs)   \
 	{                                                                                    \
-		if (rw_glibcs(l) && swap_can_call_real() && !swap_real.rw_clock##side##lock) \
+		if (!rw_class(l) && swap_can_call_real() && !swap_real.rw_clock##side##lock) \
 			return ENOSYS;                                                       \
 		return RW_CALL(l, GLIBC_CALL(rw_clock##side##lock, 0, l, clk, abs), write,   \
 			       H_TIMED, clk, abs);                                           \

@@ -1,8 +1,9 @@
 /*
  * swap.h: the lock swapper's shared state (liblocklab-swap.so): every
  * pthread_mutex_t of an unmodified program served by the algorithm
- * LOCKLAB_SWAP_LOCK names, and with LOCKLAB_SWAP_RWLOCK every
- * pthread_rwlock_t by that rwlock (docs/swap.md).
+ * LOCKLAB_SWAP_LOCK names (or those LOCKLAB_SWAP_LOCK_FOR names by theirs),
+ * and with LOCKLAB_SWAP_RWLOCK every pthread_rwlock_t by that rwlock (or
+ * those LOCKLAB_SWAP_RWLOCK_FOR names by theirs) (docs/swap.md).
  *
  * Who touches what, from where:
  *
@@ -16,8 +17,8 @@
  *                                     (swap_tls, then totals: report.c)
  *   condvar waits and wakes (cond.c)  a guard mutex and the regain queues,
  *                                     glibc's mutexes that no program sees
- *   set-up (constructor, or the       swap_real (real.c), the classes,
- *   first call: config.c)             swap_hot, swap_rw: written once,
+ *   set-up (constructor, or the       swap_real (real.c), the classes and
+ *   first call: config.c)             rwlock classes, swap_hot: written once,
  *                                     read-only after (but matched counts)
  *   fork, in the child (fork.c)       every process-wide word: guards, lists,
  *                                     totals, swap_hot.fork_gen; one thread
@@ -271,7 +272,7 @@ extern int swap_nsites;
 extern struct swap_class *swap_rest;   /* swap_classes[0], or swap_glibc_class */
 #define GLIBC_CLASS (&swap_glibc_class)
 
-/* What every lock and unlock reads besides the mutex's class, on one line:
+/* What every lock and unlock reads besides the lock's class, on one line:
  * set by swap_config_load (fork_gen by a forked child, alone), read-only
  * otherwise. */
 struct swap_hot {
@@ -280,7 +281,11 @@ struct swap_hot {
 	 * are counted on the general path (spinwatch.c), cleared once warned. */
 	int watching;
 	unsigned fork_gen;       /* forks since the first process (slot.c) */
-	const struct ll_rwlock_ops *rw_ops;   /* LOCKLAB_SWAP_RWLOCK's; NULL: glibc's rwlocks */
+	/* The rwlocks' classes: NULL, every rwlock glibc's (neither
+	 * LOCKLAB_SWAP_RWLOCK nor _FOR); else the class of those no site chose
+	 * (swap_rwclasses[0], or glibc's mark). */
+	struct swap_rwclass *rw_rest;
+	int rw_nsites;           /* LOCKLAB_SWAP_RWLOCK_FOR's sites: swap_rwclasses[1..] */
 };
 extern struct swap_hot swap_hot __attribute__((aligned(64)));
 
@@ -291,14 +296,25 @@ static inline int swap_stale(const unsigned *gen)
 	return unlikely(__atomic_load_n(gen, __ATOMIC_ACQUIRE) != swap_hot.fork_gen);
 }
 
-/* LOCKLAB_SWAP_RWLOCK's algorithm (swap_hot.rw_ops) and options: recipe[1]
- * (config[1]) for the locks of glibc's writer-nonrecursive kind. */
-struct swap_rwconfig {
+/*
+ * An rwlock class: one rwlock algorithm with its options, and the rwlocks it
+ * serves, as a mutex class is for mutexes.  swap_rwclasses[0] is
+ * LOCKLAB_SWAP_RWLOCK's, for every rwlock no site chose;
+ * swap_rwclasses[1..swap_hot.rw_nsites] are LOCKLAB_SWAP_RWLOCK_FOR's sites.
+ * With sites and no LOCKLAB_SWAP_RWLOCK, the rwlocks no site chose get
+ * swap_rw_glibc_class: glibc's for their whole life.  recipe[1] (config[1])
+ * serves the locks of glibc's writer-nonrecursive kind.
+ */
+struct swap_rwclass {
+	const struct ll_rwlock_ops *ops;
 	int64_t config[2][LL_CONFIG_MAX];
 	struct swap_recipe recipe[2];
 	char name[64], opts[256];
+	char site[SWAP_SITE_LEN];   /* "" for swap_rwclasses[0] */
+	atomic_ulong matched;       /* rwlocks given this class (sites and glibc's) */
 };
-extern struct swap_rwconfig swap_rw;
+extern struct swap_rwclass swap_rwclasses[1 + SWAP_SITES], swap_rw_glibc_class;
+#define RW_GLIBC_CLASS (&swap_rw_glibc_class)
 
 /* What the reports write, and where (LOCKLAB_SWAP_STATS*, _SITES_JSON). */
 struct swap_outputs {
@@ -333,9 +349,11 @@ void swap_slab_after_fork(void);
 /* ------------------------------------------------------------- choose.c */
 
 /* The class of a mutex getting one now: at its init (pc: the program's call
- * site) or at its first use (pc 0). */
+ * site) or at its first use (pc 0); and of an rwlock, by its sites. */
 struct swap_class *swap_choose(const void *m, uintptr_t pc);
 void swap_chosen(struct swap_class *c);
+struct swap_rwclass *swap_rw_choose(const void *l, uintptr_t pc);
+void swap_rw_chosen(struct swap_rwclass *c);
 void swap_choose_after_fork(void);
 
 /* -------------------------------------------------------------- mutex.c */

@@ -105,6 +105,27 @@ void test_pin_to_cpu(int cpu)
 	CHECK(sched_setaffinity(0, sizeof(set), &set) == 0, "cannot pin to CPU %d", cpu);
 }
 
+int test_sched_fifo(int prio)
+{
+	struct sched_param sp = { .sched_priority = prio };
+	return pthread_setschedparam(pthread_self(), SCHED_FIFO, &sp);
+}
+
+pthread_t test_start_fifo(void *(*fn)(void *), void *arg, int prio)
+{
+	pthread_attr_t a;
+	struct sched_param sp = { .sched_priority = prio };
+	pthread_t t;
+	pthread_attr_init(&a);
+	pthread_attr_setinheritsched(&a, PTHREAD_EXPLICIT_SCHED);
+	pthread_attr_setschedpolicy(&a, SCHED_FIFO);
+	pthread_attr_setschedparam(&a, &sp);
+	int rc = pthread_create(&t, &a, fn, arg);
+	CHECK(rc == 0, "pthread_create at SCHED_FIFO %d: %s", prio, strerror(rc));
+	pthread_attr_destroy(&a);
+	return t;
+}
+
 const struct test_case *test_pick(int argc, char **argv, const struct test_case *cases, size_t n,
 				  const char *usage, const char **arg)
 {

@@ -45,6 +45,14 @@ int test_usable_cpu(int k);
 /* Pin the calling thread to `cpu` (fails the test if it cannot). */
 void test_pin_to_cpu(int cpu);
 
+/*
+ * The calling thread to SCHED_FIFO at prio: 0, or the error (EPERM without
+ * root or RLIMIT_RTPRIO: the caller skips, saying so).
+ */
+int test_sched_fifo(int prio);
+/* A thread running fn(arg) at SCHED_FIFO prio (fails the test if it cannot start). */
+pthread_t test_start_fifo(void *(*fn)(void *), void *arg, int prio);
+
 /* One test of a test program: its name, its body, and whether it takes an argument (a lock, a policy). */
 struct test_case {
 	const char *name;

@@ -39,6 +39,22 @@ def stored(db):
         return 0
 
 
+def skip_unless_built(*libraries):
+    """Skip the test where a library to preload was not built (a sanitized build)."""
+    from locklab import native
+    for lib in libraries:
+        if not (native.native_dir() / lib).is_file():
+            pytest.skip(f"{lib} not built (sanitized build)")
+
+
+def built_program(tmp_path_factory, source: Path) -> Path:
+    """SOURCE built with symbols into a scratch directory, named as its file is (the
+    object name the profiler gives its locks)."""
+    exe = tmp_path_factory.mktemp(source.stem) / source.stem
+    subprocess.run(["cc", "-O2", "-g", "-pthread", str(source), "-o", str(exe)], check=True)
+    return exe
+
+
 def one_line_error(out, status=2):
     """Assert OUT failed with a single `locklab: ...` line on stderr; that line."""
     assert out.returncode == status, (out.returncode, out.stderr)

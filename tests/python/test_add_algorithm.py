@@ -28,7 +28,8 @@ def test_one_file_and_one_line_add_an_algorithm(tmp_path):
         pytest.skip("cmake and ninja are needed (make setup installs them)")
     tree = tmp_path / "tree"
     tree.mkdir()
-    for part in ("CMakeLists.txt", "cmake", "include", "src", "tests/c", "tests/packaging"):
+    for part in ("CMakeLists.txt", "cmake", "include", "src", "tests/c", "tests/cpp",
+                 "tests/packaging"):
         copy = shutil.copytree if (ROOT / part).is_dir() else shutil.copy
         (tree / part).parent.mkdir(parents=True, exist_ok=True)
         copy(ROOT / part, tree / part)

@@ -78,6 +78,21 @@ def test_list_marks_what_survives_preemption():
     assert text["futex"].endswith("[parks, preemption-safe]")
 
 
+
+def test_list_json_tells_the_librarys_locks_from_the_peers():
+    """library: what ll_mutex_init and the swapper know; the peers (ck-*, absl) are the
+    benchmark's alone, built or not."""
+    out = locklab("list", "--json")
+    assert out.returncode == 0, out.stderr
+    built = [a for a in json.loads(out.stdout) if a.get("built")]
+    own = {a["name"] for a in built if a["library"] and a["kind"] == "mutex"}
+    assert {"pthread", "innodb56", "mcs", "futex", "ll"} <= own
+    assert not own & {"ck-mcs", "ck-ticket", "ck-fas", "absl"}
+    peers = {a["name"] for a in built if not a["library"]}
+    assert all(name.startswith("ck-") or name == "absl" for name in peers), peers
+    assert all(a["library"] for a in built if a["kind"] in ("rwlock", "gate"))
+
+
 RWLOCKS = ["pthread", "ll", "partitioned", "innodb56-rw", "bravo"]
 
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import locklab, one_line_error
+from conftest import built_program, locklab, one_line_error, skip_unless_built
 from locklab import native
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -22,16 +22,12 @@ ALL = 1 + NCOLD + NPOOL + NSPARE
 
 @pytest.fixture(autouse=True)
 def _built():
-    for lib in ("liblocklab-swap.so", "liblocklab-prof.so"):
-        if not (native.native_dir() / lib).is_file():
-            pytest.skip(f"{lib} not built (sanitized build)")
+    skip_unless_built("liblocklab-swap.so", "liblocklab-prof.so")
 
 
 @pytest.fixture(scope="module")
 def sites(tmp_path_factory):
-    exe = tmp_path_factory.mktemp("sites") / "sites"
-    subprocess.run(["cc", "-O2", "-g", "-pthread", str(SITES), "-o", str(exe)], check=True)
-    return exe
+    return built_program(tmp_path_factory, SITES)
 
 
 @pytest.fixture(scope="module")
@@ -247,3 +243,34 @@ def test_a_cpp_programs_sites_match_as_the_profiler_prints_them(tmp_path):
     matched = {s["site"]: s["matched"] for s in st["lock_for"]}
     assert matched["cppsites`_ZN3cfg3bigE"] == 1 and matched["cppsites`cfg::big"] == 0
     assert sum(n for s, n in matched.items() if s.startswith("cppsites`_ZN4pool4make")) == 8
+
+
+PLANTED = ROOT / "tests" / "c" / "prof" / "planted.c"
+
+
+def test_an_rwlock_alone_is_swapped_by_its_profile_name(tmp_path, tmp_path_factory):
+    """--rwlock-for: the rwlock the profiler names gets the rwlock given, every other
+    rwlock and every mutex stays glibc's; a site no rwlock has is said after the run."""
+    exe = built_program(tmp_path_factory, PLANTED)
+    out = tmp_path / "p.json"
+    res = locklab("profile", "--json", "-o", out, "--", exe, "0.3", "2")
+    assert res.returncode == 0, res.stderr
+    rwlocks = [lk["name"] for lk in json.loads(out.read_text())["processes"][0]["locks"]
+               if lk["kind"] == "rwlock"]
+    assert rwlocks == ["planted`table_rw"], rwlocks
+    stats = tmp_path / "stats.jsonl"
+    res = locklab("run", "--rwlock-for", "planted`table_rw=bravo", "--rwlock-for",
+                  "planted`no_such_rwlock=ll", "--stats-json", stats, "--", exe, "0.3", "2")
+    assert res.returncode == 0, res.stderr
+    st = json.loads(stats.read_text())
+    assert st["lock"] is None and st["mutexes"] == 0   # the mutexes: glibc's
+    assert st["rwlock_for"] == [
+        {"site": "planted`table_rw", "lock": "bravo", "lock_opts": "", "matched": 1},
+        {"site": "planted`no_such_rwlock", "lock": "ll", "lock_opts": "", "matched": 0}]
+    assert st["rwlocks"]["lock"] is None and st["rwlocks"]["swapped"] == 1
+    warned = [ln for ln in res.stderr.splitlines() if "matched no" in ln]
+    assert warned == ["locklab: run: --rwlock-for site 'planted`no_such_rwlock' matched no "
+                      "rwlock in its process (a site is a lock's name as `locklab profile` "
+                      "prints it)"]
+    line = one_line_error(locklab("run", "--rwlock-for", "planted`table_rw=ticket", "--", exe))
+    assert "rwlock-for 'planted`table_rw=ticket': unknown rwlock 'ticket'" in line

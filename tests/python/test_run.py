@@ -5,6 +5,7 @@ import json
 import os
 import signal
 import subprocess
+import sys
 
 import pytest
 
@@ -509,3 +510,97 @@ def test_rwlock_refusals_are_one_line_before_running(tmp_path):
     assert "give --rwlock too" in one_line_error(locklab("run", "--rwlock-opts", "n=2", "--", *touch))
     assert "no rwlock name" in one_line_error(locklab("run", "--rwlock", ":n=2", "--", *touch))
     assert not marker.exists()
+
+
+# ------------------------------------------------------------- nothing swapped, said
+
+@pytest.fixture(scope="module")
+def static_program(tmp_path_factory):
+    d = tmp_path_factory.mktemp("static")
+    (d / "s.c").write_text("int main(void) { return 6; }\n")
+    exe = d / "static"
+    if subprocess.run(["cc", "-static", str(d / "s.c"), "-o", str(exe)],
+                      capture_output=True).returncode != 0:
+        pytest.skip("no static C library to link with")
+    return exe
+
+
+def script(path, text):
+    path.write_text(text)
+    path.chmod(0o755)
+    return path
+
+
+def test_a_run_whose_every_process_lost_the_swapper_says_so(static_program, tmp_path):
+    """A script that execs a static binary: the shell loaded the swapper, the program
+    that ran never had it."""
+    wrap = script(tmp_path / "wrap.sh", f"#!/bin/sh\nexec {static_program}\n")
+    res = locklab("run", "--lock", "ll", "--stats", "--", wrap)
+    assert res.returncode == 6
+    assert res.stderr.startswith("locklab: run: no process of the run ended with "
+                                 "liblocklab-swap.so loaded: sh (pid "), res.stderr
+    assert "statically linked" in res.stderr and len(res.stderr.splitlines()) == 1
+    # The same with the preload taken away on the way.
+    res = locklab("run", "--lock", "ll", "--", "env", "-u", "LD_PRELOAD", "true")
+    assert "no process of the run ended with liblocklab-swap.so loaded: env (pid" in res.stderr
+
+
+def test_a_run_that_never_loaded_the_swapper_says_so(static_program, tmp_path):
+    """A script whose interpreter is static: no process of the run loaded it at all."""
+    odd = script(tmp_path / "odd", f"#!{static_program}\n")
+    res = locklab("run", "--lock", "ll", "--", odd)
+    assert res.returncode == 6
+    assert res.stderr == ("locklab: run: no process of the run loaded liblocklab-swap.so (a "
+                          "statically linked or setuid program started by the command, or "
+                          "LD_PRELOAD removed on the way), so no lock was swapped\n")
+
+
+def test_a_run_with_the_swapper_to_the_end_says_nothing(program, static_program, tmp_path):
+    # The shell keeps the swapper to its exit (by _exit, as dash leaves), though its
+    # child never had it; so does a process that leaves by _exit itself; a program
+    # killed by a signal may have died with it.
+    res = locklab("run", "--lock", "ll", "--", "sh", "-c", f"{static_program}; exit 4")
+    assert (res.returncode, res.stderr) == (4, "")
+    res = locklab("run", "--lock", "ll", "--", sys.executable, "-c", "import os; os._exit(3)")
+    assert (res.returncode, res.stderr) == (3, "")
+    res = locklab("run", "--lock", "ll", "--", program, "kill")
+    assert (res.returncode, res.stderr) == (-signal.SIGTERM, "")
+
+
+# ------------------------------------------------------------- checked before it runs
+
+@pytest.mark.parametrize("value, says", [
+    ("/nonexistent/s.json", "--stats-json /nonexistent/s.json: no such directory /nonexistent"),
+    ("{tmp}", "is a directory"),
+    ("", "--stats-json '': no file named"),
+])
+def test_stats_json_that_cannot_be_written_is_refused_before_the_program(tmp_path, value, says):
+    marker = tmp_path / "ran"
+    out = locklab("run", "--lock", "ll", "--stats-json", value.format(tmp=tmp_path), "--",
+                  "touch", marker)
+    assert says in one_line_error(out)
+    assert not marker.exists()
+
+
+@pytest.mark.parametrize("head, says", [
+    (b"\x7fELF\x02\x01\x01" + bytes(7), "truncated: 14 bytes, less than an ELF header"),
+    (b"\x7fELF", "is a ?-bit program"),
+    (b"\x7fELF\x02\x09\x01" + bytes(57), "no known class or byte order"),
+])
+def test_a_malformed_elf_file_is_one_line(tmp_path, head, says):
+    bad = tmp_path / "bad"
+    bad.write_bytes(head)
+    bad.chmod(0o755)
+    for command in (["run", "--lock", "ll"], ["profile"]):
+        assert says in one_line_error(locklab(*command, "--", bad))
+
+
+def test_a_truncated_program_is_one_line(program, tmp_path):
+    """Cut inside its program headers: the loader could not start it either."""
+    cut = tmp_path / "cut"
+    cut.write_bytes(program.read_bytes()[:200])
+    cut.chmod(0o755)
+    for command in (["run", "--lock", "ll"], ["profile"]):
+        line = one_line_error(locklab(*command, "--", cut))
+        assert "cut: not a program the loader can start (truncated: its program headers end " \
+               "past the file's 200 bytes)" in line

@@ -2,6 +2,7 @@
 the report's charts and tables read; on synthetic stores and the fake locklab-bench."""
 import csv
 import re
+import sqlite3
 
 import pytest
 
@@ -74,6 +75,31 @@ def test_a_margin_inside_the_spread_is_a_tie(tmp_path):
     assert line["vs_runner"] == pytest.approx((1.06, 1.06))
 
 
+def test_a_wide_margin_inside_a_wide_spread_is_undecided(tmp_path):
+    # A busy machine (a fresh clone's `make run`): ll's median twice pthread's at hold
+    # 1000, 64-256 threads, but the repeats spread +-82%. It was "keep pthread"; the
+    # data cannot say that, nor the opposite.
+    curves = {"pthread": {t: [1000.0, 2400.0, 4280.0] for t in (64, 256)},
+              "ll": {t: [600.0, 1200.0, 2000.0] for t in (64, 256)}}
+    (line,) = verdict.verdict(synthetic(tmp_path, curves, hold=1000))
+    assert line["kind"] == "undecided" and line["threads"] == [64, 256]
+    assert line["locks"] == ["ll", "pthread"]
+    assert line["vs_pthread"] == pytest.approx((2.0, 2.0))
+    assert line["spread"] == pytest.approx(0.68, abs=0.01)
+    # The interval (0.5..7.1x, the range with 3 repeats) has a half-width, in logs,
+    # 1.9 times the margin's distance from 1: 3 x 1.9^2 repeats would bring it below.
+    assert line["settle"] == 12
+    assert verdict.pick_text(line) == "undecided: ll, pthread"
+    assert verdict.line_text(line) == (
+        "undecided between ll and pthread (2.00x apart, inside the repeats' spread; about 12 "
+        "repeats would settle it); ll 2.00x pthread's throughput")
+    # The same margin with repeats within +-5%: ll, apart.
+    curves = {"pthread": {t: [2280.0, 2400.0, 2520.0] for t in (64, 256)},
+              "ll": {t: [1140.0, 1200.0, 1260.0] for t in (64, 256)}}
+    (line,) = verdict.verdict(synthetic(tmp_path / "narrow", curves, hold=1000))
+    assert line["kind"] == "use" and line["locks"] == ["ll"]
+
+
 def test_one_repeat_ties_under_ten_percent(tmp_path):
     rows = synthetic(tmp_path, {"pthread": {2: [30.0], 4: [30.0]}, "ll": {2: [28.0], 4: [20.0]}})
     keep, use = verdict.verdict(rows)
@@ -110,7 +136,7 @@ def test_sweep_prints_the_verdict_and_the_report_writes_it(fake, tmp_path):
     # The fake: innodb56 20 ns per thread, pthread a flat 60.
     assert out.stdout.splitlines() == [
         "verdict of run 1: the mutex to use, by ns per iteration (median of 2 repeats; "
-        "apart only where every repeat is)",
+        "apart where the 95% interval on their ratio excludes 1)",
         "  1 mutex, hold 0 ns, 1-2 threads: innodb56: 1.50-3.00x pthread's throughput "
         "(the runner-up); repeats +-0.0%",
         "  1 mutex, hold 0 ns, 4-8 threads: pthread: 1.33-2.67x the runner-up's (innodb56); "
@@ -169,3 +195,59 @@ def test_every_panel_has_its_y_label_and_one_tick_format(tmp_path):
     assert threads and all(re.fullmatch(r"[0-9]+", text) for text in threads), threads
     wide = " ".join(t.get_text() for t in fig.axes[0].get_yticklabels(which="both"))
     assert re.search(r"\d+k", wide) and re.search(r"\d+M", wide), wide
+
+
+def test_a_verdict_from_an_incomplete_set_of_locks_names_what_it_lacks(tmp_path):
+    # A sweep stopped at 4 threads: futex measured at 1 thread only.
+    rows = synthetic(tmp_path, {
+        "pthread": {1: jitter(30, 0.02), 4: jitter(30, 0.02)},
+        "ll": {1: jitter(10, 0.02), 4: jitter(10, 0.02)},
+        "futex": {1: jitter(20, 0.02)},
+    })
+    first, second = verdict.verdict(rows)
+    assert (first["lacks"], second["lacks"]) == ([], ["futex"])
+    told = verdict.terminal(rows, 1).splitlines()
+    assert told[1].endswith("repeats +-2%")
+    assert told[2].startswith("  1 mutex, hold 0 ns, 4 threads: ll: ")
+    assert told[2].endswith("; lacks futex (not measured here: the run is incomplete)")
+    # A lock of the grid measured nowhere yet is named from the run's planned points.
+    planned = [Point(lock, "", t, 1, 0, 0, 0) for t in (1, 4)
+               for lock in ("pthread", "ll", "futex", "mcs")]
+    first, second = verdict.verdict(rows, planned)
+    assert (first["lacks"], second["lacks"]) == (["mcs"], ["futex", "mcs"])
+    page = verdict.html_section(rows, planned)
+    assert page.count("lacks futex, mcs (not measured here") == 1
+    assert page.count("lacks mcs (not measured here") == 1
+    # Thread counts with the same answer but different locks missing are two lines.
+    rows = synthetic(tmp_path / "split", {
+        "pthread": {t: jitter(30, 0.02) for t in (1, 2, 4)},
+        "ll": {t: jitter(10, 0.02) for t in (1, 2, 4)},
+        "futex": {1: jitter(20, 0.02), 4: jitter(20, 0.02)},
+    })
+    assert [(line["threads"], line["lacks"]) for line in verdict.verdict(rows)] == \
+        [([1], []), ([2], ["futex"]), ([4], [])]
+
+
+def test_a_failed_point_and_an_unfinished_run_are_named_in_both_verdicts(fake, tmp_path):
+    db, out_dir = tmp_path / "l.db", tmp_path / "r"
+    env = fake.env(crash=[{"lock": "futex", "threads": 8}])
+    out = locklab("sweep", "--locks", "innodb56,pthread,pthread-adaptive,futex", "--threads",
+                  "1,8",
+                  "--duration", "0.01", "--warmup", "0", "--db", db, env=env)
+    assert out.returncode == 1, out.stderr
+    told = out.stdout.splitlines()
+    assert told[1].startswith("  1 mutex, hold 0 ns, 1 thread: innodb56: ")
+    assert "lacks" not in told[1]
+    assert told[2].startswith("  1 mutex, hold 0 ns, 8 threads: pthread: no lock beats it")
+    assert told[2].endswith("; lacks futex (not measured here: the run is incomplete)")
+    # A sweep stopped before innodb56 ran at 8 threads: report's terminal and HTML say so.
+    conn = sqlite3.connect(db)
+    conn.execute("DELETE FROM points WHERE lock = 'innodb56' AND threads = 8")
+    conn.execute("UPDATE runs SET finished = NULL")
+    conn.commit()
+    conn.close()
+    out = locklab("report", "1", "--db", db, "--out", out_dir, env=fake.env())
+    assert out.returncode == 0, out.stderr
+    (eight,) = [line for line in out.stdout.splitlines() if "8 threads" in line]
+    assert eight.endswith("; lacks innodb56, futex (not measured here: the run is incomplete)")
+    assert "lacks innodb56, futex (not measured here" in (out_dir / "index.html").read_text()

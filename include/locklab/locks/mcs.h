@@ -3,7 +3,8 @@
  *
  *   tail    last queue node, NULL when FREE (XCHG to enqueue)
  *   holder  the holder's node (written by the holder after acquiring,
- *           read by it at unlock: the API has no node argument)
+ *           read by it at unlock: the API has no node argument); before
+ *           the first lock, a node of no queue (mcs.c)
  *
  *   node { next, locked }: each waiter spins on its own node's `locked`,
  *   so a release moves one line to one waiter, not to all of them.
@@ -14,7 +15,9 @@
  *           if pred: pred.next = node; spin while node.locked
  *   unlock: if node.next == NULL: CAS(tail, node -> NULL) and done, or
  *           wait for the successor to link itself; succ.locked = 0
- *           (spin=auto: XCHG, and FUTEX_WAKE if it was ASLEEP)
+ *           (spin=auto: XCHG, and FUTEX_WAKE if it was ASLEEP).
+ *           The CAS failing on a NULL tail (or the node of no queue): an
+ *           unlock of a lock nobody holds, which leaves it as it is
  *
  * Nodes come from a per-thread pool, one per lock held, so a thread may
  * hold several MCS locks at once and release them in any order.  Timed

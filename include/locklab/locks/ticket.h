@@ -9,6 +9,12 @@
  *   unlock:  owner = owner + 1 (release)
  *   trylock: CAS next: owner -> owner+1 (succeeds only when FREE)
  *
+ *   PASSED <=> owner ahead of next: an unlock of a FREE lock (ops.h: the
+ *   contract) served a ticket nobody drew.  No holder, so it is FREE too:
+ *   the next trylock, or a waiter that finds owner past its own ticket,
+ *   takes ticket `owner` by CAS next -> owner + 1 (PASSED -> HELD); a
+ *   waiter whose ticket was passed and loses that race draws again.
+ *
  * Waiters wait in proportion to their distance from the head: one
  * backoff_ns per thread ahead (0: poll with one spin wait).  Strict FIFO:
  * a preempted waiter stalls everyone behind it, so this lock collapses when
@@ -53,13 +59,20 @@ LL_API int ll_ticket_timedlock(ll_ticket_t *l, const struct timespec *abs_mono);
 LL_API void ll_ticket_wake(ll_ticket_t *l, unsigned next);
 static inline void ll_ticket_destroy(ll_ticket_t *l) { (void)l; }
 
+/* PASSED (owner o ahead of next n) -> HELD: 0, or EBUSY when the lock is not PASSED. */
+LL_API int ll_ticket_take_passed(ll_ticket_t *l, unsigned o, unsigned n);
+
 static inline int ll_ticket_trylock(ll_ticket_t *l)
 {
 	/* Acquire: pairs with the last holder's release of owner. */
 	unsigned o = atomic_load_explicit(&l->owner, memory_order_acquire);
 	unsigned expect = o;
-	return atomic_compare_exchange_strong_explicit(&l->next, &expect, o + 1, memory_order_acquire,
-						       memory_order_relaxed) ? 0 : EBUSY;
+	/* FREE -> HELD */
+	if (atomic_compare_exchange_strong_explicit(&l->next, &expect, o + 1, memory_order_acquire,
+						    memory_order_relaxed))
+		return 0;
+	/* next behind owner (never, unless an unlock found the lock FREE): PASSED. */
+	return (int)(expect - o) < 0 ? ll_ticket_take_passed(l, o, expect) : EBUSY;
 }
 
 static inline void ll_ticket_lock(ll_ticket_t *l)

@@ -4,13 +4,13 @@
  * bias is on, writers that readers cannot starve, every wait a futex sleep
  * with a deadline.
  *
- * Per lock, 40 bytes:
+ * Per lock, 48 bytes:
  *
  *   word (32 bits)
- *   31  30  29  28  27  26  25                                 0
- *   +---+---+---+---+---+---+------------------------------------+
- *   | P | G | B | R | W | S |  slow readers inside (up to 2^26-1) |
- *   +---+---+---+---+---+---+------------------------------------+
+ *   31  30  29  28  27  26  25  24                             0
+ *   +---+---+---+---+---+---+---+--------------------------------+
+ *   | P | G | B | R | W | S | T | slow readers inside (< 2^25)   |
+ *   +---+---+---+---+---+---+---+--------------------------------+
  *     P  the writer holds the lock or waits for the slow readers inside
  *        to leave: no slow reader enters
  *     G  the writer waits for the readers the previous writer blocked to enter
@@ -19,6 +19,8 @@
  *        readers still enter, none turns B on
  *     W  a writer owns the writer side (wrlock to unlock): one at a time
  *     S  writers may sleep on wq
+ *     T  a realtime writer waits (rt): no slow reader of its priority or
+ *        below enters, but while G lets blocked readers in
  *
  *   revoker   1: a revoking writer sleeps here until a fast reader leaves
  *   rseq      readers blocked by P sleep on it; bumped when P clears
@@ -32,6 +34,9 @@
  *             often, and readers it blocks sleep at once (with one thread
  *             per CPU, after one sched_yield; written by the W owner only)
  *   spin_iters, inhibit, bias_on, bias_after: the knobs and the bias timer
+ *   rt        the realtime writers waiting: their count (low 16 bits) and
+ *             the highest SCHED_FIFO/SCHED_RR priority among them (above),
+ *             kept until the count is 0 again; T set while the count is not
  *
  * Shared by every lock: the table of visible readers, one 64-byte line of 8
  * slots per CPU (the CPUs configured, rounded up to a power of two).  A fast
@@ -78,6 +83,17 @@
  * to a sleeping writer idles the lock until it runs, and the writers' wait
  * is the run queue's, which an order does not shorten).
  *
+ * Realtime writers (POSIX's rule for SCHED_FIFO and SCHED_RR: a reader does
+ * not acquire the lock while a writer of higher or equal priority is
+ * blocked on it).  A writer that is about to wait looks up its policy; a
+ * realtime one counts itself in rt and sets T until it has the lock or
+ * gives up.  A slow reader that finds T compares its own priority (0 for
+ * other policies) with rt's and waits as behind P.  The fast read path
+ * stays as it is: the waiting writer has cleared B or is about to (its
+ * revocation comes before any wait of its own but for W), and no reader
+ * turns B on under T.  Such a writer skips G: the readers the last writer
+ * blocked wait for it too.
+ *
  * Recursion: a thread may read-lock a lock it holds for reading, even while
  * a writer waits (its record counts).  wrlock by a thread holding a read lock
  * its record knows of returns EDEADLK; a second wrlock by the writer deadlocks.
@@ -105,6 +121,7 @@ typedef struct {
 	uint8_t bias_on;               /* 0: never bias (a plain writer-first rwlock) */
 	_Atomic uint8_t revoked;       /* the writer that set P last revoked the bias */
 	_Atomic uint64_t bias_after;   /* ll_now_ns() before which bias stays off */
+	atomic_uint rt;                /* realtime writers waiting: count | priority << 16 */
 } ll_rw_ll_t;
 
 #define LL_RW_LL_P 0x80000000u
@@ -113,7 +130,8 @@ typedef struct {
 #define LL_RW_LL_R 0x10000000u
 #define LL_RW_LL_W 0x08000000u
 #define LL_RW_LL_S 0x04000000u
-#define LL_RW_LL_READERS 0x03ffffffu
+#define LL_RW_LL_T 0x02000000u
+#define LL_RW_LL_READERS 0x01ffffffu
 
 struct ll_rw_ll_config {
 	int64_t bias;          /* 1: the fast read path (default), 0: never */

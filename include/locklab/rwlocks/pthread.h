@@ -47,7 +47,22 @@ LL_API int ll_rw_pthread_init(ll_rw_pthread_t *l, const struct ll_rw_pthread_con
 static inline void ll_rw_pthread_destroy(ll_rw_pthread_t *l) { pthread_rwlock_destroy(&l->rw); }
 static inline int ll_rw_pthread_rdlock(ll_rw_pthread_t *l) { return pthread_rwlock_rdlock(&l->rw); }
 static inline int ll_rw_pthread_wrlock(ll_rw_pthread_t *l) { return pthread_rwlock_wrlock(&l->rw); }
-static inline int ll_rw_pthread_unlock(ll_rw_pthread_t *l) { return pthread_rwlock_unlock(&l->rw); }
+/*
+ * 0, or EPERM when nobody holds the lock: no reader counted, W clear.  glibc
+ * would take it for a read unlock and wrap the count below zero, which no
+ * writer ever sees leave (ops.h, rwlock.h: the contract).  One load of the
+ * word glibc's unlock reads next.
+ */
+static inline int ll_rw_pthread_unlock(ll_rw_pthread_t *l)
+{
+#if defined(__GLIBC__)
+	/* Every bit but R and P: the reader count and W. */
+	if (__builtin_expect((__atomic_load_n(&l->rw.__data.__readers, __ATOMIC_RELAXED) & ~5u) == 0,
+			     0))
+		return EPERM;
+#endif
+	return pthread_rwlock_unlock(&l->rw);
+}
 /* EBUSY when held against the caller (glibc's tryrdlock also says EAGAIN at the reader limit). */
 static inline int ll_rw_pthread_tryrdlock(ll_rw_pthread_t *l)
 {

@@ -5,6 +5,7 @@ import argparse
 import json
 import sys
 
+from ..errors import LocklabError
 from ..sweep import compare, store
 from .parser import RUN_HELP
 
@@ -13,6 +14,11 @@ def command(args: argparse.Namespace) -> int:
     conn = store.connect(args.db, write=False)
     result = compare.ratios(conn, store.resolve_run(conn, args.run_a),
                             store.resolve_run(conn, args.run_b), args.allow_mismatch)
+    if not result["points"]:
+        a, b = result["run_a"], result["run_b"]
+        raise LocklabError(f"run {a} and run {b} have no point in common ({result['only_a']} "
+                           f"points only in run {a}, {result['only_b']} only in run {b}): "
+                           "nothing to compare")
     for difference in result["differences"]:
         print(f"locklab: warning: the runs differ: {difference}", file=sys.stderr)
     if args.json:

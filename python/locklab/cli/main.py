@@ -10,7 +10,7 @@ import sys
 
 from .. import __version__
 from ..errors import LocklabError
-from . import compare, passthrough, profile, report, run, sweep
+from . import advise, compare, passthrough, profile, report, run, sweep
 from . import list as list_command
 from .parser import Parser, database_options
 
@@ -18,7 +18,7 @@ from .parser import Parser, database_options
 def build_parser() -> argparse.ArgumentParser:
     p = Parser(prog="locklab", description="Mutexes chosen at run time: their benchmark, "
                "sweeps of it into a database, reports and comparisons of the runs, a lock "
-               "profiler and a lock swapper for unmodified programs.",
+               "profiler, a lock swapper and a lock advisor for unmodified programs.",
                epilog="`locklab COMMAND --help` describes a command's options; README.md "
                "has a first session.")
     p.add_argument("--version", action="version", version=f"locklab {__version__}")
@@ -31,6 +31,7 @@ def build_parser() -> argparse.ArgumentParser:
     compare.add_parser(sub, db)
     profile.add_parser(sub)
     run.add_parser(sub)
+    advise.add_parser(sub, db)
     return p
 
 

@@ -42,12 +42,24 @@ def number_list(minimum: float, maximum: float):
     return parse
 
 
-def name_list(text: str) -> list[str]:
-    """Comma-separated names, none empty, duplicates dropped."""
-    names = [n.strip() for n in text.split(",")]
-    if not all(names):
-        raise argparse.ArgumentTypeError(f"'{text}' has an empty name")
-    return list(dict.fromkeys(names))
+def lock_list(text: str) -> list[str]:
+    """Comma-separated locks, each NAME or NAME:K=V,... (its own options), duplicates
+    dropped. An item with '=' and no ':' before it is an option of the lock before it,
+    as no lock's name has '=': `innodb56:sync_spin_loops=80,spin=tas,ll` is two locks."""
+    locks: list[str] = []
+    for item in (i.strip() for i in text.split(",")):
+        key = item.partition(":")[0]
+        if "=" not in key:
+            if not item:
+                raise argparse.ArgumentTypeError(f"'{text}' has an empty name")
+            locks.append(item)
+        elif locks and ":" in locks[-1]:
+            locks[-1] += "," + item
+        else:
+            raise argparse.ArgumentTypeError(
+                f"'{item}' in '{text}' is an option with no lock before it: options follow "
+                "their lock after ':' (NAME:K=V,...)")
+    return list(dict.fromkeys(locks))
 
 
 def number(minimum: float, maximum: float, kind=float, strict: bool = False):

@@ -1,10 +1,13 @@
 """The parser plumbing the commands share: one-line errors, the run database, the
-program to run after `--`, and the swapper's options of `run` and `profile`."""
+program to run after `--`, the swapper's options of `run` and `profile`, and the
+output files they write checked before anything runs."""
 from __future__ import annotations
 
 import argparse
+import os
 from pathlib import Path
 
+from ..errors import LocklabError
 from ..swap.settings import SwapSettings
 
 RUN_HELP = "a run number, 'latest', or -N: the Nth last run (-1 the latest, -2 the one before)"
@@ -50,3 +53,32 @@ def swap_settings(args: argparse.Namespace, **more) -> SwapSettings:
     """The swapper's settings the options give (add_swap_options'), with MORE."""
     return SwapSettings.given(lock=args.lock, lock_opts=args.lock_opts,
                               lock_for=args.lock_for, **more)
+
+
+def check_writable(path: str, option: str) -> None:
+    """Refuse, before the program runs, a file that cannot be written at its end."""
+    if not path:
+        raise LocklabError(f"{option} '': no file named")
+    p = Path(path)
+    parent = p.parent if str(p.parent) else Path(".")
+    if p.is_dir():
+        raise LocklabError(f"{option} {path}: is a directory")
+    if not parent.is_dir():
+        raise LocklabError(f"{option} {path}: no such directory {parent}")
+    if not os.access(p if p.exists() else parent, os.W_OK):
+        raise LocklabError(f"{option} {path}: not writable")
+
+
+def check_directory(path: str, option: str) -> None:
+    """Refuse, before anything is read or written, a directory that cannot be made or
+    written into: a new one is made with its missing parents."""
+    if not path:
+        raise LocklabError(f"{option} '': no directory named")
+    p = Path(path)
+    if p.exists() and not p.is_dir():
+        raise LocklabError(f"{option} {path}: not a directory")
+    there = next(d for d in (p, *p.absolute().parents) if d.exists())
+    if not there.is_dir():
+        raise LocklabError(f"{option} {path}: {there} is not a directory")
+    if not os.access(there, os.W_OK | os.X_OK):
+        raise LocklabError(f"{option} {path}: {there} is not writable")

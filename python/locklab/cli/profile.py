@@ -6,7 +6,6 @@ import argparse
 import os
 import signal
 import sys
-from pathlib import Path
 
 from ..errors import LocklabError
 from ..launch.process import pass_on
@@ -16,7 +15,7 @@ from ..swap import check
 from ..swap.settings import library_path as swapper_library
 from ..swap.sites import SiteCounts, mangled_sites
 from .options import in_range
-from .parser import add_command, add_swap_options, command_of, swap_settings
+from .parser import add_command, add_swap_options, check_writable, command_of, swap_settings
 
 LIMIT = (1 << 63) - 1
 TRACE_EVENTS = 1 << 14  # waits kept per thread for --trace
@@ -35,18 +34,6 @@ def signal_number(text: str) -> int:
     raise argparse.ArgumentTypeError(f"unknown report signal {text!r} (valid: {SIGNALS_VALID})")
 
 
-def check_writable(path: str, option: str) -> None:
-    """Refuse, before the program runs, a file that cannot be written at its end."""
-    p = Path(path)
-    parent = p.parent if str(p.parent) else Path(".")
-    if p.is_dir():
-        raise LocklabError(f"{option} {path}: is a directory")
-    if not parent.is_dir():
-        raise LocklabError(f"{option} {path}: no such directory {parent}")
-    if not os.access(p if p.exists() else parent, os.W_OK):
-        raise LocklabError(f"{option} {path}: not writable")
-
-
 def command(args: argparse.Namespace) -> int:
     cmd = command_of(args)
     if not cmd:
@@ -63,8 +50,9 @@ def command(args: argparse.Namespace) -> int:
                            "file:line where it is known)")
     if args.trace_events != TRACE_EVENTS and not args.trace:
         raise LocklabError("--trace-events is for --trace FILE")
-    if args.trace:
-        check_writable(args.trace, "--trace")
+    for option, path in (("-o", args.output), ("--trace", args.trace)):
+        if path is not None:
+            check_writable(path, option)
     if fmt == "pprof" and not args.output and sys.stdout.isatty():
         raise LocklabError("--pprof writes a binary profile: give -o FILE")
     measured = session.ProfilerSettings(

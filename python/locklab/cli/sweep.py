@@ -12,10 +12,12 @@ from ..errors import LocklabError
 from ..sweep import kinds, plan, presets, programs, store
 from ..sweep.drivers import PROGRAMS
 from ..report import verdict
-from .options import (MAX_NS, MAX_REPEAT, MAX_SECONDS, MAX_THREADS, int_list, name_list, number,
+from .options import (MAX_NS, MAX_REPEAT, MAX_SECONDS, MAX_THREADS, int_list, lock_list, number,
                       number_list)
 from .parser import RUN_HELP
 
+# What --resume takes besides the run: a new timeout for the points it runs.
+RESUME_TAKES = ("timeout",)
 AXES = ("locks", "lock_opts", "threads", "mutexes", "hold_ns", "outside_ns", "workload", "gates",
         "workload_opts", "read_pct", "programs")
 # The options whose names are not their axis's.
@@ -39,32 +41,47 @@ def new_spec(args: argparse.Namespace, given: dict) -> dict:
     """A new run's grid: the preset's with what was given, every lock and option
     checked (by locklab-bench, or the library for programs) before anything runs."""
     spec = presets.spec(programs.preset_of(args.preset, given), given)
-    kinds.of(spec).prepare(spec, args.lock_for, args.rwlock)
+    kinds.check_size(spec)
+    kinds.of(spec).prepare(spec, args.lock_for, args.rwlock, args.rwlock_for)
+    kinds.check_size(spec)
+    kinds.check_timeout(spec)
     kinds.check_environment(spec)
     return spec
 
 
 def command(args: argparse.Namespace) -> int:
     given = sweep_given(args)
-    if args.resume:
+    if args.retry_failed and args.resume is None:
+        raise LocklabError("--retry-failed is for --resume RUN: a new run has no failed point")
+    if args.resume is not None:
         extra = [OPTION.get(k, f"--{k.replace('_', '-')}") for k, v in given.items()
-                 if v is not None]
+                 if v is not None and k not in RESUME_TAKES]
         extra += ["--preset"] if args.preset else []
         extra += ["--lock-for"] if args.lock_for else []
         extra += ["--rwlock"] if args.rwlock else []
+        extra += ["--rwlock-for"] if args.rwlock_for else []
         if extra:
             raise LocklabError(f"--resume sweeps the run's own grid; drop {' '.join(extra)}")
         conn = store.connect(args.db, write=not args.dry_run)
         run_id = store.resolve_run(conn, args.resume)
         run = store.get_run(conn, run_id)
         spec = run["spec"]
+        if args.timeout is not None:
+            spec["timeout"] = args.timeout
+        kinds.check_size(spec)
+        kinds.check_timeout(spec)
         kinds.of(spec).before_resume(spec)
         kinds.check_environment(spec)
         for change in machine.changes_since(run):
             print(f"locklab: warning: run {run_id} began on another machine: {change}",
                   file=sys.stderr)
         if args.dry_run:
-            return dry_run(spec, f"run {run_id} of {args.db}", conn, run_id)
+            return dry_run(spec, f"run {run_id} of {args.db}", conn, run_id, args.retry_failed)
+        if args.timeout is not None:
+            store.set_spec(conn, run_id, spec)
+        if args.retry_failed:
+            print(f"locklab: run {run_id}: {store.forget_failed(conn, run_id)} failed points "
+                  "to run again", file=sys.stderr)
     else:
         spec = new_spec(args, given)
         if args.dry_run:
@@ -73,7 +90,7 @@ def command(args: argparse.Namespace) -> int:
         conn = store.connect(args.db, create=True)
         run_id = store.new_run(conn, spec, described, floor)
     kind = kinds.of(spec)
-    print(f"locklab: run {run_id} in {args.db}: {len(kind.grid(spec))} points", file=sys.stderr)
+    print(f"locklab: run {run_id} in {args.db}: {len(kinds.grid(spec))} points", file=sys.stderr)
     try:
         kind.run(conn, run_id, spec)
     except KeyboardInterrupt as e:
@@ -85,16 +102,17 @@ def command(args: argparse.Namespace) -> int:
     failed = sum(not r["ok"] for r in rows)
     print(f"locklab: run {run_id} done: {len(rows)} points, {failed} failed; "
           f"report with: locklab report {run_id} --db {args.db}", file=sys.stderr)
-    print(verdict.terminal(rows, run_id), end="")
+    print(verdict.terminal(rows, run_id, kinds.grid(spec)), end="")
     return 1 if failed else 0
 
 
 def dry_run(spec: dict, where: str, conn: sqlite3.Connection | None = None,
-            run_id: int | None = None) -> int:
-    """`sweep --dry-run`: the grid, its points and the time they would take, on stdout;
-    nothing run, nothing stored."""
+            run_id: int | None = None, retry_failed: bool = False) -> int:
+    """`sweep --dry-run`: the grid, its points and the time they would take, on stdout
+    (RETRY_FAILED: the failed points of RUN_ID counted among them); nothing run, nothing
+    stored."""
     points = kinds.grid(spec)
-    done = store.done_points(conn, run_id) if conn is not None else set()
+    done = store.done_points(conn, run_id, retry_failed) if conn is not None else set()
     todo = [p for p in points if p not in done]
     walls = ([r["wall_s"] for r in store.points(conn, run_id) if r["wall_s"]]
              if conn is not None else [])
@@ -123,11 +141,13 @@ def add_parser(sub, db) -> None:
                     choices=sorted(PROGRAMS), metavar="NAME",
                     help="programs: run this program only (memcached, mariadb); repeat for "
                     "both; implies --preset programs")
-    sw.add_argument("--locks", type=name_list, metavar="L,...",
+    sw.add_argument("--locks", type=lock_list, metavar="L,...",
                     help="the locks to sweep, in place of the preset's: lock names "
-                    "(NAME:K=V,... with the lock's own options), 'all', or 'parks' (every lock "
-                    "that parks); rw: rwlock names (locklab list --rwlock)")
-    sw.add_argument("--add-locks", type=name_list, metavar="L,...",
+                    "(NAME:K=V,... with the lock's own options: an item with '=' is an "
+                    "option of the lock before it, so 'innodb56:spin=tas,sync_spin_loops=80,ll' "
+                    "is two locks), 'all', or 'parks' (every lock that parks); rw: rwlock "
+                    "names (locklab list --rwlock)")
+    sw.add_argument("--add-locks", type=lock_list, metavar="L,...",
                     help="locks to sweep besides the preset's (or the default's), as --locks "
                     "names them")
     sw.add_argument("--lock-for", action="append", default=[], metavar="SITE=NAME[:K=V,...]",
@@ -138,6 +158,10 @@ def add_parser(sub, db) -> None:
                     help="programs: one more lock, the rwlock NAME (locklab list --rwlock) for "
                     "every pthread_rwlock_t of the server and glibc's mutexes, stored as "
                     "rwlock=NAME; repeatable")
+    sw.add_argument("--rwlock-for", action="append", default=[], metavar="SITE=NAME[:K=V,...]",
+                    help="programs: one more lock, the rwlock NAME for the rwlocks named SITE "
+                    "(as `locklab profile` names a lock), glibc's for the rest and for the "
+                    "mutexes, stored as rwlock=NAME@SITE; repeatable")
     sw.add_argument("--lock-opts", action="append", metavar="K=V,...",
                     help="options applied to every lock; repeat for several variants "
                     "('' is the defaults)")
@@ -171,13 +195,17 @@ def add_parser(sub, db) -> None:
     sw.add_argument("--repeat", type=number(1, MAX_REPEAT, int), metavar="R",
                     help="runs of each point (1)")
     sw.add_argument("--timeout", type=number(0, 10 * MAX_SECONDS, strict=True), metavar="S",
-                    help="seconds before a point is killed as hung (10 x its length + 30; "
-                    "programs: 3 x --duration + 10, and the server is taken to be stuck)")
+                    help="seconds before a point is killed as hung, more than its --duration "
+                    "and warm-up (10 x its length + 30; programs: 3 x --duration + 10, and the "
+                    "server is taken to be stuck); with --resume, for the points it runs")
     sw.add_argument("--instrument", action="store_const", const=True,
                     help="run every point with the lock monitor's statistics on "
                     "(bench --instrument; stored with each point)")
     sw.add_argument("--resume", metavar="RUN",
                     help=f"run what RUN lacks, on its own grid ({RUN_HELP})")
+    sw.add_argument("--retry-failed", action="store_true",
+                    help="with --resume: run RUN's failed points again too, their failures "
+                    "dropped from the run first")
     sw.add_argument("--dry-run", action="store_true",
                     help="print the grid, its point count and the time expected; run and "
                     "store nothing")

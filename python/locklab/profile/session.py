@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
 
-from ..launch.process import exit_status, spawn
+from ..launch.process import PassingSignals, exit_status, spawn
 from ..launch.program import with_preload
 from ..native import native_file
 from . import lines
@@ -80,15 +80,18 @@ def run(cmd: list[str], env: dict[str, str], settings: ProfilerSettings, fmt: st
     d = tempfile.mkdtemp(prefix="locklab-prof-")
     keep = False
     try:
-        proc = spawn(cmd, settings.environment(env, d))
         dumps = Dumps(d)
-        status = _watch(proc, dumps, fmt, out)
-        # A daemon (it forked and its parent, the program, exited) writes its report
-        # when it exits: keep the directory for it and say where, after the reports
-        # there are.
-        daemons = _daemons(d)
-        keep = bool(daemons)
-        _final(cmd, status, dumps, fmt, out, folded_lines, trace, daemons)
+        # Until the report is written: a signal that stops the program (a service
+        # manager's TERM, sent again to every process) must not stop its report.
+        with PassingSignals() as signals:
+            proc = spawn(cmd, settings.environment(env, d), signals.preexec())
+            status = _watch(proc, signals, dumps, fmt, out)
+            # A daemon (it forked and its parent, the program, exited) writes its
+            # report when it exits: keep the directory for it and say where, after
+            # the reports there are.
+            daemons = _daemons(d)
+            keep = bool(daemons)
+            _final(cmd, status, dumps, fmt, out, folded_lines, trace, daemons)
         if daemons:
             who = ", ".join(f"{name} (pid {pid})" for pid, name in daemons)
             theirs = "its report" if len(daemons) == 1 else "their reports"
@@ -100,9 +103,11 @@ def run(cmd: list[str], env: dict[str, str], settings: ProfilerSettings, fmt: st
             shutil.rmtree(d, ignore_errors=True)
 
 
-def _watch(proc: subprocess.Popen, dumps: Dumps, fmt: str, out: BinaryIO) -> int:
-    """Wait for the program, streaming the interim reports in text and JSON; its wait
-    status."""
+def _watch(proc: subprocess.Popen, signals: PassingSignals, dumps: Dumps, fmt: str,
+           out: BinaryIO) -> int:
+    """Wait for the program, streaming the interim reports in text and JSON, and passing
+    on the signals we get (a Ctrl-C reached the program from the terminal: we wait for
+    it to report); its wait status."""
     stream = fmt in ("text", "json")
     ext = "json" if fmt == "json" else "txt"
 
@@ -112,20 +117,11 @@ def _watch(proc: subprocess.Popen, dumps: Dumps, fmt: str, out: BinaryIO) -> int
                 if not p.stem.endswith("-exit"):
                     _emit(out, _interim(p, fmt))
 
-    # Ctrl-C reaches the program through the terminal; we wait for it to report.
-    old_int = signal.signal(signal.SIGINT, signal.SIG_IGN)
-    old_term = signal.signal(signal.SIGTERM, lambda *_: proc.send_signal(signal.SIGTERM))
-    try:
-        while True:
-            try:
-                status = proc.wait(timeout=0.2)
-                break
-            except subprocess.TimeoutExpired:
-                pass
-            interims()
-    finally:
-        signal.signal(signal.SIGINT, old_int)
-        signal.signal(signal.SIGTERM, old_term)
+    while True:
+        status = signals.wait(proc, timeout=0.2)
+        if status is not None:
+            break
+        interims()
     interims()  # those written just before the exit
     return status
 

@@ -211,16 +211,16 @@ def grid_value(key: str, value) -> str:
 
 
 def index_html(run: dict, rows: list[dict], points: list[dict], crossed: list[dict],
-               extra: str = "", studies: Sequence[Study] = ()) -> str:
-    planned = len(kinds.grid(run["spec"]))
+               planned: list, extra: str = "", studies: Sequence[Study] = ()) -> str:
+    """The report's page; PLANNED: the run's grid (kinds.grid)."""
     failed = [r for r in rows if not r["ok"]]
     state = (f"finished {run['finished']}" if run["finished"]
-             else f"incomplete: {len(rows)} of {planned} points")
+             else f"incomplete: {len(rows)} of {len(planned)} points")
     parts = [
         f"<!doctype html><meta charset=utf-8><title>locklab run {run['id']}</title>"
         f"<style>{CSS}</style><h1>locklab run {run['id']}: {html.escape(run['cpu_model'])}, "
         f"{run['cores']} cores</h1>",
-        verdict.html_section(rows),
+        verdict.html_section(rows, planned),
         "<h2>Machine</h2>",
         kv_table([["CPU", run["cpu_model"]], ["cores", run["cores"]],
                   ["kernel", run["kernel"]], ["C library", run["glibc"]],
@@ -270,6 +270,7 @@ def target_files(studies: Sequence[Study] = ()) -> tuple[str, ...]:
 def write(conn, run_id: int, out: Path, studies: Sequence[Study] = ()) -> Path:
     """Write the report of a run into OUT, with the sections of STUDIES; its index.html."""
     run = store.get_run(conn, run_id)
+    planned = kinds.grid(run["spec"])
     rows = store.points(conn, run_id)
     points = store.medians(rows)
     # The server workload's points are the studies': behind gates, the admission
@@ -290,7 +291,7 @@ def write(conn, run_id: int, out: Path, studies: Sequence[Study] = ()) -> Path:
     extra += programs.section(program, out, run["spec"].get("repeat", 1))
     extra += rwlocks.section(rw, rows, out)
     write_data(out, run, rows, crossed)
-    told = verdict.terminal(rows, run_id)
+    told = verdict.terminal(rows, run_id, planned)
     if told:
         (out / verdict.VERDICT_FILE).write_text(told, encoding="utf-8")
     if points:
@@ -298,5 +299,6 @@ def write(conn, run_id: int, out: Path, studies: Sequence[Study] = ()) -> Path:
             line_chart(points, metric, ylabel, logy, out / f"{stem}.png")
         cpu_chart(points, out / "cpu.png")
     index = out / "index.html"
-    index.write_text(index_html(run, rows, points, crossed, extra, studies), encoding="utf-8")
+    index.write_text(index_html(run, rows, points, crossed, planned, extra, studies),
+                     encoding="utf-8")
     return index

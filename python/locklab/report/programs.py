@@ -165,7 +165,8 @@ NOTE = ("Medians over the passes of each point. Throughput is the load generator
         "serves all of its pthread mutexes through liblocklab-swap.so (with the "
         "swapper's counters on); NAME@SITE: only the mutexes `locklab profile` names SITE "
         "are NAME, the rest glibc's (sweep --lock-for); rwlock=NAME: every pthread rwlock is "
-        "the rwlock NAME, the mutexes glibc's (sweep --rwlock). A lock measured in fewer "
+        "the rwlock NAME, the mutexes glibc's (sweep --rwlock); rwlock=NAME@SITE: only the "
+        "rwlocks named SITE (sweep --rwlock-for). A lock measured in fewer "
         "passes than planned (its server failed or was stuck in the others) shows (k/n) "
         "beside its ratio and is not ranked best or worst; '-': no pass succeeded.")
 

@@ -3,10 +3,12 @@
 From the sweep's repeats, not only their medians: in each panel (mutex count,
 hold and outside time) and at each thread count, the lock with the lowest median
 ns per iteration is the pick, its margin over another lock that lock's median
-divided by the pick's (the ratio of their throughputs). Two locks are apart only
-where every repeat of one was faster than every repeat of the other; otherwise
-the margin lies inside the repeats' spread and is a tie. A run of one repeat
-has no spread to judge by: there, margins under ONE_REPEAT_TIE are ties.
+divided by the pick's (the ratio of their throughputs). Whether two locks are
+apart is judged by the statistics every verdict shares (locklab/stats.py): apart
+where the 95% interval on that ratio excludes 1; a tie where it holds 1 and the
+margin is under stats.NOISE_MARGIN; undecided where it holds 1 but the margin is
+larger, with the passes that would settle it. A run of one repeat has no
+interval: there, margins under stats.NOISE_MARGIN are ties.
 
 Consecutive thread counts with the same answer form one line of the verdict;
 crossings (where one lock overtakes another) count only points that are apart.
@@ -18,14 +20,15 @@ import itertools
 import math
 from statistics import median
 
+from .. import stats
 from ..sweep import store
 from .render import Cell, html_table
 
 METRIC = "ns_per_iter"
 # The lock every other is weighed against: glibc's default mutex (and rwlock).
 BASELINE = "pthread"
-# With one repeat per point: margins under 10% count as ties.
-ONE_REPEAT_TIE = 0.10
+# With one repeat per point: margins under this count as ties.
+ONE_REPEAT_TIE = stats.NOISE_MARGIN
 # The verdict as text lines, beside index.html; `locklab report` prints it.
 VERDICT_FILE = "verdict.txt"
 # crossings.csv's columns.
@@ -56,11 +59,10 @@ def samples(rows: list[dict], metric: str = METRIC,
 
 
 def apart(a: list[float], b: list[float]) -> int:
-    """-1 where A is faster than B beyond the repeats' spread, 1 where B is, 0 for a tie."""
-    if min(len(a), len(b)) > 1:
-        return -1 if max(a) < min(b) else (1 if max(b) < min(a) else 0)
-    ratio = median(b) / median(a)
-    return -1 if ratio > 1 + ONE_REPEAT_TIE else (1 if ratio < 1 / (1 + ONE_REPEAT_TIE) else 0)
+    """-1 where A (times: lower is faster) is faster than B beyond the noise, 1 where B
+    is, 0 where they are not told apart (stats.compare)."""
+    outcome = stats.compare(b, a).outcome
+    return -1 if outcome == stats.BETTER else (1 if outcome == stats.WORSE else 0)
 
 
 def spread(values: list[float]) -> float | None:
@@ -95,29 +97,66 @@ def crossings(rows: list[dict], metric: str = METRIC) -> list[dict]:
     return out
 
 
-def _steps(locks: dict[str, dict[int, list]]) -> list[dict]:
-    """Per thread count: the locks by median, the pick, the locks tied with it."""
+def expected(rows: list[dict], planned=()) -> dict[tuple, list[str]]:
+    """(panel, threads) -> the mutex workload's locks the grid has there, as labels in
+    the order swept: those of the PLANNED points (store.Point), and every lock of the
+    panel's stored rows, failed ones included (a mutex grid crosses its locks with
+    every thread count)."""
+    out: dict[tuple, list[str]] = {}
+    for p in planned:
+        if p.workload == "mutex":
+            out.setdefault(((p.mutexes, p.hold_ns, p.outside_ns), p.threads), []).append(
+                store.lock_label(p.lock, p.lock_opts))
+    stored: dict[Panel, list[str]] = {}
+    for r in rows:
+        if r.get("workload", "mutex") == "mutex":
+            stored.setdefault((r["mutexes"], r["hold_ns"], r["outside_ns"]), []).append(
+                store.lock_label(r["lock"], r["lock_opts"]))
+    for r in rows:
+        if r.get("workload", "mutex") == "mutex":
+            panel = (r["mutexes"], r["hold_ns"], r["outside_ns"])
+            out.setdefault((panel, r["threads"]), []).extend(stored[panel])
+    return {key: list(dict.fromkeys(locks)) for key, locks in out.items()}
+
+
+def _steps(panel: Panel, locks: dict[str, dict[int, list]],
+           grid: dict[tuple, list[str]]) -> list[dict]:
+    """Per thread count: the locks by median, the pick, the locks not told apart from
+    it (tied: within the noise margin; unsure: beyond it, inside the interval), the
+    passes that would settle the unsure, and the locks of the GRID (expected's)
+    measured nowhere there."""
     steps = []
     for t in sorted(set().union(*(set(c) for c in locks.values()))):
         here = {lock: c[t] for lock, c in locks.items() if t in c}
         if len(here) < 2:
             continue
         order = sorted(here, key=lambda lock: median(here[lock]))
-        tied = [lock for lock in order[1:] if not apart(here[order[0]], here[lock])]
-        if BASELINE in (order[0], *tied):
+        judged = {lock: stats.compare(here[lock], here[order[0]], family=len(order) - 1)
+                  for lock in order[1:]}
+        tied = [lock for lock in order[1:] if judged[lock].outcome == stats.SAME]
+        unsure = [lock for lock in order[1:] if judged[lock].outcome == stats.UNDECIDED]
+        if BASELINE in (order[0], *tied) and (tied or not unsure):
+            # pthread is as good as the fastest: what the others might do is moot.
             kind = "keep" if tied else "use"
+        elif unsure:
+            kind = "undecided"
         else:
             kind = "tie" if tied else "use"
-        steps.append({"threads": t, "here": here, "order": order, "tied": tied, "kind": kind})
+        lacks = [lock for lock in grid.get((panel, t), []) if lock not in here]
+        steps.append({"threads": t, "here": here, "order": order, "tied": tied,
+                      "unsure": unsure, "kind": kind, "lacks": lacks,
+                      "settle": max((judged[lock].settle for lock in unsure), default=None)})
     return steps
 
 
 def _key(step: dict) -> tuple:
+    lacks = tuple(step["lacks"])   # a line says one set of missing locks
     if step["kind"] == "keep":
-        return ("keep", BASELINE)
-    if step["kind"] == "tie":
-        return ("tie", frozenset([step["order"][0], *step["tied"]]))
-    return ("use", step["order"][0])
+        return ("keep", BASELINE, lacks)
+    if step["kind"] in ("tie", "undecided"):
+        return (step["kind"], frozenset([step["order"][0], *step["tied"], *step["unsure"]]),
+                lacks)
+    return ("use", step["order"][0], lacks)
 
 
 def _ratio(step: dict, lock: str) -> float:
@@ -125,37 +164,45 @@ def _ratio(step: dict, lock: str) -> float:
     return median(here[lock]) / median(here[step["order"][0]])
 
 
-def verdict(rows: list[dict]) -> list[dict]:
+def verdict(rows: list[dict], planned=()) -> list[dict]:
     """The verdict's lines: per panel, a run of thread counts with one answer.
 
     kind: 'use' (one lock apart from every other; `lock`), 'tie' (`locks` within the
-    repeats' spread of each other, none of them pthread) or 'keep' (pthread is as
-    good as the fastest: `locks` are those tied with it). vs_pthread and vs_runner
-    are (least, most) margins over the range; spread the widest +-share of the
-    repeats compared, None with one repeat.
+    noise margin of each other, none of them pthread), 'keep' (pthread is as good as
+    the fastest: `locks` are those tied with it) or 'undecided' (`locks` not told
+    apart although their margins are beyond the noise margin; `settle`: about how
+    many repeats would tell them apart). vs_pthread and vs_runner are (least, most)
+    margins over the range; spread the widest +-share of the repeats compared, None
+    with one repeat. lacks: the locks of the grid (PLANNED's points, and the rows', as
+    expected() counts them) not measured at those thread counts, which the answer
+    could not weigh.
     """
     out = []
+    grid = expected(rows, planned)
     for panel, locks in samples(rows).items():
-        for key, group in itertools.groupby(_steps(locks), key=_key):
+        for key, group in itertools.groupby(_steps(panel, locks, grid), key=_key):
             group = list(group)
             kind = key[0]
             best = [s["order"][0] for s in group]
             if kind == "use":
                 names = [key[1]]
             else:
-                names = list(dict.fromkeys(x for s in group for x in (s["order"][0], *s["tied"])))
+                names = list(dict.fromkeys(x for s in group
+                                           for x in (s["order"][0], *s["tied"], *s["unsure"])))
             line = {"panel": panel, "threads": [s["threads"] for s in group], "kind": kind,
                     "locks": names, "vs_pthread": None, "vs_runner": None, "runners": [],
-                    "spread": None}
-            if all(BASELINE in s["here"] for s in group) and key != ("use", BASELINE):
+                    "spread": None, "lacks": list(key[-1]),
+                    "settle": max((s["settle"] for s in group if s["settle"]), default=None)}
+            if all(BASELINE in s["here"] for s in group) and key[:2] != ("use", BASELINE):
                 line["vs_pthread"] = _span(_ratio(s, BASELINE) for s in group)
             if kind == "use":
                 line["vs_runner"] = _span(_ratio(s, s["order"][1]) for s in group)
                 line["runners"] = list(dict.fromkeys(s["order"][1] for s in group))
-            else:  # how far apart the tied locks are, at most
-                line["vs_runner"] = _span(max(_ratio(s, x) for x in s["tied"]) for s in group)
+            else:  # how far apart the locks not told apart are, at most
+                line["vs_runner"] = _span(max(_ratio(s, x) for x in (*s["tied"], *s["unsure"]))
+                                          for s in group)
             compared = [s["here"][x] for s in group
-                        for x in {s["order"][0], s["order"][1], *s["tied"],
+                        for x in {s["order"][0], s["order"][1], *s["tied"], *s["unsure"],
                                   *([BASELINE] if BASELINE in s["here"] else [])}]
             spreads = [spread(v) for v in compared]
             if all(sp is not None for sp in spreads):
@@ -192,16 +239,18 @@ def spread_text(line: dict, sign: str = "+-") -> str:
 
 
 def pick_text(line: dict) -> str:
-    """What to use, in a few words: 'll', 'keep pthread', 'tie: ll, futex'."""
+    """What to use, in a few words: 'll', 'keep pthread', 'tie: ll, futex',
+    'undecided: ll, pthread'."""
     if line["kind"] == "use":
         return line["locks"][0]
     if line["kind"] == "keep":
         return f"keep {BASELINE}"
-    return "tie: " + ", ".join(line["locks"])
+    return f"{line['kind']}: " + ", ".join(line["locks"])
 
 
 def line_text(line: dict) -> str:
-    """The verdict's sentence for one line: the pick and its margins, or the tie."""
+    """The verdict's sentence for one line: the pick and its margins, the tie, or what
+    is undecided and the repeats that would decide it."""
     where = "inside the repeats' spread" if line["spread"] is not None else \
         f"under the {100 * ONE_REPEAT_TIE:.0f}% taken for noise with one repeat"
     if line["kind"] == "use":
@@ -217,10 +266,21 @@ def line_text(line: dict) -> str:
         others = [x for x in line["locks"] if x != BASELINE]
         return (f"{BASELINE}: no lock beats it beyond the noise ({', '.join(others)} "
                 f"within {times(line['vs_runner'])}, {where})")
-    text = (f"{' and '.join(line['locks'])} tie ({times(line['vs_runner'])} apart, {where})")
-    if line["vs_pthread"]:
+    if line["kind"] == "undecided":
+        text = (f"undecided between {' and '.join(line['locks'])} ({times(line['vs_runner'])} "
+                f"apart, {where}; about {line['settle']} repeats would settle it)")
+    else:
+        text = f"{' and '.join(line['locks'])} tie ({times(line['vs_runner'])} apart, {where})"
+    if line["vs_pthread"] and line["best"][0] != BASELINE:
         text += f"; {line['best'][0]} {times(line['vs_pthread'])} pthread's throughput"
     return text
+
+
+def lacks_text(line: dict) -> str:
+    """What the line's answer could not weigh: '; lacks futex, ll (not measured here)'."""
+    if not line["lacks"]:
+        return ""
+    return f"; lacks {', '.join(line['lacks'])} (not measured here: the run is incomplete)"
 
 
 def reps_of(rows: list[dict]) -> int:
@@ -233,31 +293,35 @@ def reps_of(rows: list[dict]) -> int:
     return max(counts.values(), default=0)
 
 
-def terminal(rows: list[dict], run_id: int) -> str:
-    """The verdict as `locklab sweep` and `locklab report` print it; '' without mutex points."""
-    lines = verdict(rows)
+def terminal(rows: list[dict], run_id: int, planned=()) -> str:
+    """The verdict as `locklab sweep` and `locklab report` print it (PLANNED: the run's
+    grid, as verdict() takes it); '' without mutex points."""
+    lines = verdict(rows, planned)
     if not lines:
         return ""
     reps = reps_of(rows)
-    how = (f"median of {reps} repeats; apart only where every repeat is" if reps > 1 else
+    how = (f"median of {reps} repeats; apart where the {100 * stats.LEVEL:.0f}% interval on "
+           "their ratio excludes 1" if reps > 1 else
            f"one repeat: margins under {100 * ONE_REPEAT_TIE:.0f}% are ties")
     out = [f"verdict of run {run_id}: the mutex to use, by ns per iteration ({how})"]
     for line in lines:
         spread_note = f"; repeats {spread_text(line)}" if line["spread"] is not None else ""
         out.append(f"  {panel_title(*line['panel'])}, {threads_text(line['threads'])}: "
-                   f"{line_text(line)}{spread_note}")
+                   f"{line_text(line)}{spread_note}{lacks_text(line)}")
     return "\n".join(out) + "\n"
 
 
-def html_section(rows: list[dict]) -> str:
+def html_section(rows: list[dict], planned=()) -> str:
     """The report's opening: the verdict as a table, the pick in bold; '' without points."""
-    lines = verdict(rows)
+    lines = verdict(rows, planned)
     if not lines:
         return ""
     reps = reps_of(rows)
-    how = (f"Each figure is the median of {reps} repeats; two locks are apart only where "
-           "every repeat of one was faster than every repeat of the other, otherwise their "
-           "margin lies inside the repeats' spread and the verdict calls it a tie."
+    how = (f"Each figure is the median of {reps} repeats; two locks are apart where the "
+           f"{100 * stats.LEVEL:.0f}% interval on the ratio of their medians (an exact "
+           "bootstrap, docs/advise.md) excludes 1. Otherwise a margin under "
+           f"{100 * stats.NOISE_MARGIN:.0f}% is a tie, and a larger one undecided, with about "
+           "how many repeats would settle it."
            if reps > 1 else
            "Each point ran once: there is no spread to judge by, so margins under "
            f"{100 * ONE_REPEAT_TIE:.0f}% are called ties (sweep with --repeat 3 to know).")
@@ -266,7 +330,8 @@ def html_section(rows: list[dict]) -> str:
          "verdict"],
         [[panel_title(*line["panel"]), threads_text(line["threads"]),
           Cell(pick_text(line), "pick"), times(line["vs_pthread"]), times(line["vs_runner"]),
-          spread_text(line, "\u00b1"), Cell(line_text(line), "text")] for line in lines])
+          spread_text(line, "\u00b1"), Cell(line_text(line) + lacks_text(line), "text")]
+         for line in lines])
     return ('<section id="verdict"><h2>Verdict: the mutex to use on this machine</h2>'
             "<p>Per hold time and range of thread counts, the lock with the least time per "
             "iteration; <em>vs pthread</em> and <em>vs runner-up</em> are their time per "

@@ -3,20 +3,18 @@ checks them when it loads (there, a refusal ends the program with status 2).
 
 An algorithm and its options are asked of `locklab-bench list NAME --lock-opts OPTS`
 (the library's own parser answers, in its words). The bench also runs locks of other
-projects (its peers: absl, ck-*) that liblocklab, and so the swapper, lacks; its list
-does not tell them apart, so which mutexes the swapper serves is asked of the
-swapper itself, by the exit status of its check mode (served). A --lock-for entry's
+projects (its peers: absl, ck-*) that liblocklab, and so the swapper, lacks: its list
+marks liblocklab's own with "library" (served). A --lock-for or --rwlock-for entry's
 own form (SITE=NAME[:K=V,...], the swapper's limits) is checked here, worded as the
 swapper words it.
 """
 from __future__ import annotations
 
-import subprocess
 from functools import lru_cache
 
 from .. import native
 from ..errors import LocklabError
-from .settings import SwapSettings, library_path
+from .settings import SwapSettings
 from .sites import split_entry
 
 # liblocklab-swap.so's room for sites: how many, and the bytes of a site and of its
@@ -31,11 +29,13 @@ QUOTED = 300
 def check(settings: SwapSettings) -> None:
     """Refuse, in one line, settings the swapper would refuse: an unknown algorithm or
     option, a lock it does not serve, a malformed site."""
-    seen: list[str] = []
-    for entry in settings.lock_for:
-        why = site_refusal(entry, seen)
-        if why:
-            raise LocklabError(f"lock-for '{entry[:QUOTED]}': {why}")
+    for option, entries, refusal in (("lock-for", settings.lock_for, lock_refusal),
+                                      ("rwlock-for", settings.rwlock_for, rwlock_refusal)):
+        seen: list[str] = []
+        for entry in entries:
+            why = site_refusal(entry, seen, refusal)
+            if why:
+                raise LocklabError(f"{option} '{entry[:QUOTED]}': {why}")
     if settings.rwlock:
         native.algorithms(settings.rwlock, settings.rwlock_opts, kind="rwlock")
     if settings.lock:
@@ -56,20 +56,29 @@ def lock_refusal(name: str, opts: str | None) -> str | None:
     return None
 
 
-@lru_cache(maxsize=None)
+def rwlock_refusal(name: str, opts: str | None) -> str | None:
+    """Why the swapper would not serve rwlocks with NAME and OPTS, or None."""
+    try:
+        native.algorithms(name, opts or None, kind="rwlock")
+    except native.NativeError as e:
+        return str(e)
+    return None
+
+
 def served(name: str) -> bool:
-    """Whether liblocklab-swap.so serves mutexes with the algorithm NAME. Asked to check
-    its settings, it exits as it loads, before the program's main: 0, or 2 when it would
-    refuse them."""
-    env = dict(SwapSettings(lock=name).environment({}, library_path()), LOCKLAB_SWAP_CHECK="1")
-    probe = subprocess.run([str(native.bench_path()), "list", "--json"], env=env,
-                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    return probe.returncode == 0
+    """Whether liblocklab-swap.so serves mutexes with the algorithm NAME: whether it is
+    one of liblocklab's own, as the library's list says."""
+    return name in library_mutexes()
 
 
-def site_refusal(entry: str, seen: list[str]) -> str | None:
+@lru_cache(maxsize=None)
+def library_mutexes() -> frozenset[str]:
+    return frozenset(a["name"] for a in native.algorithms() if a["library"])
+
+
+def site_refusal(entry: str, seen: list[str], refusal=lock_refusal) -> str | None:
     """Why the swapper refuses --lock-for ENTRY after the sites SEEN (then added to
-    them), or None."""
+    them), or None; REFUSAL judges its lock (rwlock_refusal: --rwlock-for's)."""
     split = split_entry(entry)
     if not split:
         return "not SITE=LOCK or SITE=LOCK:OPTS"
@@ -83,7 +92,7 @@ def site_refusal(entry: str, seen: list[str]) -> str | None:
     name, _, opts = lock.partition(":")
     if len(opts.encode()) >= OPTS_BYTES:
         return f"options longer than {OPTS_BYTES - 1} bytes"
-    why = lock_refusal(name, opts)
+    why = refusal(name, opts)
     if why:
         return why
     if site in seen:

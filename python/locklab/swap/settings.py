@@ -26,8 +26,9 @@ class SwapSettings:
     lock: str | None = None          # the algorithm of every mutex no site chose
     lock_opts: str | None = None     # its options, K=V,...
     lock_for: tuple[str, ...] = ()   # 'SITE=NAME[:K=V,...]': the mutexes named SITE
-    rwlock: str | None = None        # the rwlock of every pthread_rwlock_t
+    rwlock: str | None = None        # the rwlock of every pthread_rwlock_t no site chose
     rwlock_opts: str | None = None   # its options
+    rwlock_for: tuple[str, ...] = ()  # 'SITE=NAME[:K=V,...]': the rwlocks named SITE
     stats: bool = False              # one line per process on stderr at its exit
     stats_json: str | None = None    # a file of one JSON object per process at its exit
 
@@ -35,7 +36,8 @@ class SwapSettings:
     def given(cls, lock: str | None = None, lock_opts: str | None = None,
               lock_for: list[str] | tuple[str, ...] = (), rwlock: str | None = None,
               rwlock_opts: str | None = None, stats: bool = False,
-              stats_json: str | None = None) -> SwapSettings:
+              stats_json: str | None = None,
+              rwlock_for: list[str] | tuple[str, ...] = ()) -> SwapSettings:
         """The settings as the command line words them (--rwlock NAME:K=V,... with its
         options after --rwlock-opts's), refusing what the environment cannot carry: the
         refusals the library cannot make."""
@@ -50,17 +52,20 @@ class SwapSettings:
         if lock_opts and not lock:
             raise LocklabError("--lock-opts gives --lock's options: give --lock too (a site's "
                                "options go after its lock: --lock-for SITE=NAME:K=V,...)")
-        for entry in lock_for:
-            if ";" in entry:
-                raise LocklabError(f"--lock-for {entry!r}: ';' cannot be in a site or its "
-                                   "options")
-            if not entry.strip():
-                raise LocklabError("--lock-for '': not SITE=NAME")
-        return cls(lock, lock_opts, tuple(lock_for), rwlock, rwlock_opts, stats, stats_json)
+        for option, entries in (("--lock-for", lock_for), ("--rwlock-for", rwlock_for)):
+            for entry in entries:
+                if ";" in entry:
+                    raise LocklabError(f"{option} {entry!r}: ';' cannot be in a site or its "
+                                       "options")
+                if not entry.strip():
+                    raise LocklabError(f"{option} '': not SITE=NAME")
+        return cls(lock, lock_opts, tuple(lock_for), rwlock, rwlock_opts, tuple(rwlock_for),
+                   stats, stats_json)
 
     def swaps(self) -> bool:
         """Whether any lock is named to swap: the mutexes', a site's or the rwlocks'."""
-        return bool(self.lock or self.lock_for or self.lock_opts or self.rwlock)
+        return bool(self.lock or self.lock_for or self.lock_opts or self.rwlock
+                    or self.rwlock_for)
 
     def environment(self, env: dict[str, str], library: Path) -> dict[str, str]:
         """ENV with LIBRARY (the swapper) first in LD_PRELOAD and set up as these say."""
@@ -70,15 +75,17 @@ class SwapSettings:
                             ("LOCKLAB_SWAP_LOCK_FOR", ";".join(self.lock_for)),
                             ("LOCKLAB_SWAP_RWLOCK", self.rwlock),
                             ("LOCKLAB_SWAP_RWLOCK_OPTS", self.rwlock_opts),
+                            ("LOCKLAB_SWAP_RWLOCK_FOR", ";".join(self.rwlock_for)),
                             ("LOCKLAB_SWAP_STATS_JSON",
                              os.path.abspath(self.stats_json) if self.stats_json else None)):
             if value:
                 env[name] = value
             else:
                 env.pop(name, None)
-        # The sites' counts go to a file of the run's own (sites.SiteCounts); a check
-        # left set would make the program exit as soon as it loads the library.
-        for name in ("LOCKLAB_SWAP_SITES_JSON", "LOCKLAB_SWAP_CHECK"):
+        # The sites' counts and the marks of loading go to files of the run's own
+        # (sites.SiteCounts, marks.LoadMarks); a check left set would make the program
+        # exit as soon as it loads the library.
+        for name in ("LOCKLAB_SWAP_SITES_JSON", "LOCKLAB_SWAP_MARKS", "LOCKLAB_SWAP_CHECK"):
             env.pop(name, None)
         env["LOCKLAB_SWAP_STATS"] = "1" if self.stats else "0"
         return env

@@ -1,5 +1,6 @@
-"""The sites of --lock-for (docs/swap.md): handed to liblocklab-swap.so as the
-program's own symbols, and the ones that matched no mutex said after the run.
+"""The sites of --lock-for and --rwlock-for (docs/swap.md): handed to
+liblocklab-swap.so as the program's own symbols, and the ones that matched no lock
+said after the run.
 
 A site is a lock's name as `locklab profile` prints it; the library names each
 mutex with the profiler's own code and compares.  Inside the program the library
@@ -78,34 +79,41 @@ def split_entry(entry: str) -> tuple[str, str] | None:
 
 
 def mangled_sites(settings: SwapSettings, program: Path) -> tuple[SwapSettings, dict[str, str]]:
-    """SETTINGS with each --lock-for site whose symbol is a demangled C++ name followed
-    by the mangled symbols it stands for, as further sites with the same lock; and the
-    site the user wrote for each site the library gets."""
+    """SETTINGS with each --lock-for and --rwlock-for site whose symbol is a demangled
+    C++ name followed by the mangled symbols it stands for, as further sites with the
+    same lock; and the site the user wrote for each site the library gets."""
     origin: dict[str, str] = {}
-    entries, tables, modules = [], {}, None
-    for entry in settings.lock_for:
-        entries.append(entry)
-        split = split_entry(entry)
-        if not split:
-            continue   # check.check refuses it, in the swapper's words
-        site, lock = split
-        origin[site] = site
-        m = SITE.match(site)
-        if not m or m["symbol"].startswith("+"):
-            continue
-        if modules is None:
-            modules = modules_of(program)
-        path = modules.get(m["module"])
-        if path is None:
-            continue
-        if path not in tables:
-            tables[path] = symbol_names(path)
-        for raw in sorted(tables[path].get(m["symbol"], ())):
-            if raw != m["symbol"]:
-                alias = f"{m['module']}`{raw}{m['offset'] or ''}"
-                entries.append(f"{alias}={lock}")
-                origin[alias] = site
-    return replace(settings, lock_for=tuple(entries)), origin
+    tables: dict[Path, dict[str, set[str]]] = {}
+    modules: list[dict[str, Path]] = []
+
+    def with_aliases(entries: tuple[str, ...]) -> tuple[str, ...]:
+        out = []
+        for entry in entries:
+            out.append(entry)
+            split = split_entry(entry)
+            if not split:
+                continue   # check.check refuses it, in the swapper's words
+            site, lock = split
+            origin[site] = site
+            m = SITE.match(site)
+            if not m or m["symbol"].startswith("+"):
+                continue
+            if not modules:
+                modules.append(modules_of(program))
+            path = modules[0].get(m["module"])
+            if path is None:
+                continue
+            if path not in tables:
+                tables[path] = symbol_names(path)
+            for raw in sorted(tables[path].get(m["symbol"], ())):
+                if raw != m["symbol"]:
+                    alias = f"{m['module']}`{raw}{m['offset'] or ''}"
+                    out.append(f"{alias}={lock}")
+                    origin[alias] = site
+        return tuple(out)
+
+    return replace(settings, lock_for=with_aliases(settings.lock_for),
+                   rwlock_for=with_aliases(settings.rwlock_for)), origin
 
 
 class SiteCounts:
@@ -114,10 +122,13 @@ class SiteCounts:
     ORIGIN: the site the user wrote for each site the library got (mangled_sites).
     """
 
+    # The sites' lists in the library's record of a process, and their options.
+    LISTS = (("lock_for", "--lock-for", "mutex"), ("rwlock_for", "--rwlock-for", "rwlock"))
+
     def __init__(self, settings: SwapSettings, origin: dict[str, str]):
         self.origin = origin
         self.path = None
-        if settings.lock_for:
+        if settings.lock_for or settings.rwlock_for:
             fd, self.path = tempfile.mkstemp(prefix="locklab-sites-", suffix=".jsonl")
             os.close(fd)
 
@@ -131,15 +142,17 @@ class SiteCounts:
             os.unlink(self.path)
             self.path = None
 
-    def warn_unmatched(self, verb: str) -> None:
-        """One line per site no process matched (after the program's own output)."""
+    def matched(self) -> tuple[dict[tuple[str, str], int], int]:
+        """({(list, site as the user wrote it): locks it matched in every process}, how
+        many processes reported), the file read and removed; ({}, 0) without sites."""
         if not self.path:
-            return
+            return {}, 0
         try:
             lines = Path(self.path).read_text(errors="replace").splitlines()
         finally:
             os.unlink(self.path)
-        matched: dict[str, int] = {}
+            self.path = None
+        matched: dict[tuple[str, str], int] = {}
         processes = 0
         for line in lines:
             try:
@@ -147,14 +160,22 @@ class SiteCounts:
             except ValueError:
                 continue
             processes += 1
-            for site in rec.get("lock_for", []):
-                name = self.origin.get(site["site"], site["site"])
-                matched[name] = matched.get(name, 0) + site["matched"]
+            for key, _, _ in self.LISTS:
+                for site in rec.get(key, []):
+                    name = self.origin.get(site["site"], site["site"])
+                    matched[key, name] = matched.get((key, name), 0) + site["matched"]
+        return matched, processes
+
+    def warn_unmatched(self, verb: str) -> None:
+        """One line per site no process matched (after the program's own output)."""
+        matched, processes = self.matched()
         if not processes:
             return  # no process got as far as its exit (killed, or it never loaded us)
-        for site, n in matched.items():
+        options = {key: (option, kind) for key, option, kind in self.LISTS}
+        for (key, site), n in matched.items():
             if not n:
+                option, kind = options[key]
                 where = "its process" if processes == 1 else f"any of its {processes} processes"
-                print(f"locklab: {verb}: --lock-for site {site!r} matched no mutex in {where} "
+                print(f"locklab: {verb}: {option} site {site!r} matched no {kind} in {where} "
                       "(a site is a lock's name as `locklab profile` prints it)",
                       file=sys.stderr)

@@ -274,6 +274,22 @@ def grid(spec: dict) -> list[Point]:
     return list(dict.fromkeys(point for part in parts(spec) for point in _cross(part)))
 
 
+def size(spec: dict) -> int:
+    """How many points grid(SPEC) gives at most (before duplicates across its parts are
+    dropped), counted without building it."""
+    return sum(part["repeat"] * len(workload_opts(part)) * len(part["threads"])
+               * len(part.get("gates", [""])) * len(part["locks"]) * len(part["lock_opts"])
+               * sum(len(s["hold_ns"]) * len(s["outside_ns"]) * len(s["mutexes"])
+                     for s in shapes(part))
+               for part in parts(spec))
+
+
+def longest_s(spec: dict) -> float:
+    """The longest warm-up and window of SPEC's points, in seconds."""
+    return spec["duration"] + max(warmup_of(part, gate) for part in parts(spec)
+                                  for gate in part.get("gates", [""]) or [""])
+
+
 # What a point costs beyond its warm-up and window, for the time a sweep is expected to
 # take: a benchmark process's start and its threads' creation and joining (0.8 s points
 # took ~0.95 s each on 2 cores, up to 1024 threads).
@@ -289,9 +305,11 @@ class BenchSweep:
     def workload(self, spec: dict) -> str:
         return spec.get("workload", "mutex")
 
-    def prepare(self, spec: dict, lock_for: list[str], rwlocks: list[str]) -> None:
-        if lock_for:
-            raise LocklabError("--lock-for swaps a program's named mutexes: give --program "
+    def prepare(self, spec: dict, lock_for: list[str], rwlocks: list[str],
+                rwlock_for: list[str]) -> None:
+        if lock_for or rwlock_for:
+            which = "--lock-for" if lock_for else "--rwlock-for"
+            raise LocklabError(f"{which} swaps a program's named locks: give --program "
                                "or --preset programs")
         if rwlocks:
             raise LocklabError("--rwlock swaps a program's rwlocks: give --program or --preset "
@@ -304,6 +322,12 @@ class BenchSweep:
 
     def grid(self, spec: dict) -> list[Point]:
         return grid(spec)
+
+    def size(self, spec: dict) -> int:
+        return size(spec)
+
+    def longest_s(self, spec: dict) -> float:
+        return longest_s(spec)
 
     def expected_seconds(self, spec: dict, points: list[Point]) -> float:
         return sum(spec["duration"] + p.warmup + POINT_START_S for p in points)

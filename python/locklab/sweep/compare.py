@@ -5,7 +5,7 @@ import math
 import sqlite3
 
 from ..errors import LocklabError
-from . import store
+from . import kinds, store
 from .store import PROGRAM
 
 # Points of two runs match on these; lock_opts is left out so that a lock can be
@@ -137,7 +137,10 @@ def ratios(conn: sqlite3.Connection, run_a: int, run_b: int,
     Runs whose points were measured differently (MEASURED_WITH) are refused unless
     ALLOW_MISMATCH; every difference between the runs is listed in `differences`.
     """
-    measured, noted = differences(store.get_run(conn, run_a), store.get_run(conn, run_b))
+    runs = [store.get_run(conn, run, grid=False) for run in (run_a, run_b)]
+    for run in runs:
+        kinds.refuse_advise(run["spec"], "a sweep to compare")
+    measured, noted = differences(*runs)
     if measured and not allow_mismatch:
         raise LocklabError(f"run {run_a} and run {run_b} measured their points differently "
                            f"({'; '.join(measured)}): their ratios would be the difference "

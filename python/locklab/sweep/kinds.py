@@ -13,6 +13,9 @@ from ..errors import LocklabError
 from . import bench, programs
 from .store import Point
 
+# A stored run's spec["kind"] when `locklab advise` made it: a run of its own kind
+# (advise/plan.py), which no sweep goes on with.
+ADVISE = "advise"
 # Environment variables that make liblocklab measure with the lock monitor on.
 # (LOCKLAB_WATCHDOG adds a thread that scans the locks: not the configuration either.)
 MONITOR_ENV = ("LOCKLAB_MONITOR", "LOCKLAB_WATCHDOG")
@@ -27,16 +30,23 @@ class SweepKind(Protocol):
     def workload(self, spec: dict) -> str:
         """The workload the dry run names."""
 
-    def prepare(self, spec: dict, lock_for: list[str], rwlocks: list[str]) -> None:
-        """A new run's spec made ready: its locks resolved ('all', 'parks'), --lock-for's
-        and --rwlock's added, and everything refused that cannot run, before anything
-        runs or is stored."""
+    def prepare(self, spec: dict, lock_for: list[str], rwlocks: list[str],
+                rwlock_for: list[str]) -> None:
+        """A new run's spec made ready: its locks resolved ('all', 'parks'), --lock-for's,
+        --rwlock's and --rwlock-for's added, and everything refused that cannot run,
+        before anything runs or is stored."""
 
     def before_resume(self, spec: dict) -> None:
         """Refuse a stored run whose points this machine cannot run now."""
 
     def grid(self, spec: dict) -> list[Point]:
         """Every point of the sweep, in the order they run."""
+
+    def size(self, spec: dict) -> int:
+        """How many points grid() gives at most, counted without building it."""
+
+    def longest_s(self, spec: dict) -> float:
+        """The seconds a point's longest timed stretch lasts: what --timeout must exceed."""
 
     def expected_seconds(self, spec: dict, points: list[Point]) -> float:
         """About how long POINTS take to run, from their lengths alone."""
@@ -47,11 +57,42 @@ class SweepKind(Protocol):
 
 
 def of(spec: dict) -> SweepKind:
+    refuse_advise(spec, "a sweep")
     return programs.KIND if spec.get("programs") else bench.KIND
 
 
+def refuse_advise(spec: dict, what: str) -> None:
+    """Refuse, in one line, `locklab advise`'s run where WHAT is wanted."""
+    if spec.get("kind") == ADVISE:
+        raise LocklabError(f"that run is locklab advise's, not {what} (locklab advise --resume "
+                           "goes on with it, locklab report shows it)")
+
+
+# The most points one sweep may have: a grid past it is refused before it is built
+# (days of points, and gigabytes of memory before the first runs).
+MAX_POINTS = 100_000
+
+
+def check_size(spec: dict) -> None:
+    """Refuse a grid of more than MAX_POINTS points, counted without building it (a lock
+    list's 'all' or 'parks' not yet resolved counts as one lock)."""
+    n = of(spec).size(spec)
+    if n > MAX_POINTS:
+        raise LocklabError(f"the grid has {n} points, more than the {MAX_POINTS} one sweep may "
+                           "run: give fewer values (--threads, --hold-ns, --locks, --repeat ...)")
+
+
+def check_timeout(spec: dict) -> None:
+    """Refuse a timeout that every point would run into."""
+    timeout, longest = spec.get("timeout"), of(spec).longest_s(spec)
+    if timeout is not None and timeout <= longest:
+        raise LocklabError(f"--timeout {timeout:g} would kill every point: a point runs "
+                           f"{longest:g} s (its --duration and warm-up) before it can end")
+
+
 def grid(spec: dict) -> list[Point]:
-    """Every point of SPEC's sweep, in the order they run."""
+    """Every point of SPEC's sweep, in the order they run (check_size's refusal first)."""
+    check_size(spec)
     return of(spec).grid(spec)
 
 

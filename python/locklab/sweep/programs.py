@@ -71,14 +71,14 @@ def expand_locks(locks: list[str]) -> list[str]:
         a for a in native.algorithms() if check.served(a["name"])])
 
 
-SITE_MARK = "@"   # 'NAME[:K=V,...]@SITE': NAME serves the mutexes named SITE, glibc the rest
+SITE_MARK = "@"   # 'NAME[:K=V,...]@SITE': NAME serves the locks named SITE, glibc the rest
 
 
-def site_lock(entry: str) -> str:
+def site_lock(entry: str, option: str = "--lock-for") -> str:
     """--lock-for 'SITE=NAME[:K=V,...]' as a point's lock: 'NAME[:K=V,...]@SITE'."""
     split = split_entry(entry)
     if not split or not split[0]:
-        raise LocklabError(f"--lock-for {entry!r}: not SITE=NAME[:K=V,...]")
+        raise LocklabError(f"{option} {entry!r}: not SITE=NAME[:K=V,...]")
     return f"{split[1]}{SITE_MARK}{split[0]}"
 
 
@@ -95,11 +95,14 @@ def point_swap(lock: str, opts: str, stats_json: str | None = None) -> SwapSetti
     """The swapper's settings for a point's LOCK with the mutexes' options OPTS, as
     `locklab run --lock LOCK --lock-opts OPTS --stats-json STATS_JSON` gives them; for
     a site's lock (site_lock), `locklab run --lock-for SITE=NAME`; for an rwlock's
-    (rwlock_lock), `locklab run --rwlock NAME[:K=V,...]`, the mutexes glibc's (OPTS
+    (rwlock_lock), `locklab run --rwlock NAME[:K=V,...]`, and for an rwlock's of a site
+    (rwlock=NAME@SITE) `locklab run --rwlock-for SITE=NAME`, the mutexes glibc's (OPTS
     are theirs: unused)."""
     if lock.startswith(presets.RWLOCK_MARK):
-        return SwapSettings.given(rwlock=lock.removeprefix(presets.RWLOCK_MARK),
-                                  stats_json=stats_json)
+        name, _, site = lock.removeprefix(presets.RWLOCK_MARK).partition(SITE_MARK)
+        if site:
+            return SwapSettings(rwlock_for=(f"{site}={name}",), stats_json=stats_json)
+        return SwapSettings.given(rwlock=name, stats_json=stats_json)
     if SITE_MARK in lock:
         name, site = lock.split(SITE_MARK, 1)
         if opts and ":" not in name:
@@ -361,10 +364,13 @@ class ProgramSweep:
     def workload(self, spec: dict) -> str:
         return "programs"
 
-    def prepare(self, spec: dict, lock_for: list[str], rwlocks: list[str]) -> None:
+    def prepare(self, spec: dict, lock_for: list[str], rwlocks: list[str],
+                rwlock_for: list[str]) -> None:
         locks = [*expand_locks(spec["locks"]),
                  *(site_lock(e) for e in dict.fromkeys(lock_for)),
-                 *(rwlock_lock(e) for e in dict.fromkeys(rwlocks))]
+                 *(rwlock_lock(e) for e in dict.fromkeys(rwlocks)),
+                 *(presets.RWLOCK_MARK + site_lock(e, "--rwlock-for")
+                   for e in dict.fromkeys(rwlock_for))]
         spec["locks"] = list(dict.fromkeys(locks))
         self.validate(spec)
 
@@ -376,6 +382,17 @@ class ProgramSweep:
 
     def grid(self, spec: dict) -> list[Point]:
         return grid(spec)
+
+    def size(self, spec: dict) -> int:
+        """grid's points at most: per pass, program and load test, every lock, its
+        options and client count."""
+        tests = sum(len(spec["program_tests"].get(name, ())) for name in spec["programs"])
+        return (spec["repeat"] * tests * len(spec["locks"]) * len(spec["lock_opts"])
+                * len(spec["threads"]))
+
+    def longest_s(self, spec: dict) -> float:
+        """Warming and measuring are load runs of their own, each timed alone."""
+        return max(spec["duration"], spec["warmup"])
 
     def expected_seconds(self, spec: dict, points: list[Point]) -> float:
         # Each server start warms up once, then serves its points one window each.

@@ -49,8 +49,10 @@ class Progress:
     own either way.
     """
 
-    def __init__(self, total: int, done: int, repeat: int, stream: TextIO):
+    def __init__(self, total: int, done: int, repeat: int, stream: TextIO, name=label):
+        """NAME(point, repeat): a point's name in the lines (label's by default)."""
         self.total, self.position, self.repeat, self.stream = total, done, repeat, stream
+        self.name = name
         self.walls: list[float] = []
         self.bar = None
         if stream.isatty():
@@ -75,19 +77,19 @@ class Progress:
     def start(self, point: Point) -> None:
         self.position += 1
         if self.bar is not None:
-            self.bar.set_description_str(label(point, self.repeat))
+            self.bar.set_description_str(self.name(point, self.repeat))
             return
         remaining = self.total - self.position + 1
         eta = clock(sum(self.walls) / len(self.walls) * remaining) if self.walls else "?"
         width = len(str(self.total))
         self.stream.write(f"[{self.position:{width}d}/{self.total}] "
-                          f"{label(point, self.repeat)}  ETA {eta}\n")
+                          f"{self.name(point, self.repeat)}  ETA {eta}\n")
         self.stream.flush()
 
     def finish(self, point: Point, wall_s: float, error: str | None) -> None:
         self.walls.append(wall_s)
         if error:
-            line = f"locklab: {label(point, self.repeat)}: {error}"
+            line = f"locklab: {self.name(point, self.repeat)}: {error}"
             if self.bar is not None:
                 self.bar.write(line, file=self.stream)
             else:
@@ -95,6 +97,13 @@ class Progress:
                 self.stream.flush()
         if self.bar is not None:
             self.bar.update(1)
+
+    def drop(self, points: int) -> None:
+        """POINTS planned will not run after all."""
+        self.total -= points
+        if self.bar is not None:
+            self.bar.total = self.total
+            self.bar.refresh()
 
     def close(self) -> None:
         if self.bar is not None:

@@ -6,6 +6,7 @@ Every point is committed on its own as it finishes, so whatever stops a sweep
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 import statistics
 from datetime import datetime, timezone
@@ -13,6 +14,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from ..errors import LocklabError
+from . import spec_shape
 
 
 # A program point's workload: this, then the program's name (sweep/programs.py).
@@ -96,6 +98,10 @@ PROGRAM_METRICS = (
     ("swap_rwlocks", "INTEGER"),
 )
 PROGRAM_METRIC_NAMES = tuple(name for name, _ in PROGRAM_METRICS)
+# What only a run of `locklab advise` reports (NULL for the others; advise/runner.py):
+# the figure it is judged by (a wall time, or the number its metric takes).
+ADVISE_METRICS = (("metric", "REAL"),)
+ADVISE_METRIC_NAMES = tuple(name for name, _ in ADVISE_METRICS)
 # What only the rw workload reports (NULL for the others; src/bench/rw.c): per class
 # (read, write) its operations, the mean ns of a sampled lock+hold+unlock, the wait to
 # acquire (p99, max) and Jain's index over the threads; whether the exclusion check
@@ -123,14 +129,14 @@ RW_OPTIONAL = ("threads_unscheduled",)
 RW_SAME = (("ns_per_iter", "ns_per_op"), ("cpu_ns_per_iter", "cpu_ns_per_op"))
 # Every metric a point may carry, in column order.
 ALL_METRIC_NAMES = (*METRIC_NAMES, *SERVER_METRIC_NAMES, *PROGRAM_METRIC_NAMES,
-                    *RW_METRIC_NAMES)
+                    *RW_METRIC_NAMES, *ADVISE_METRIC_NAMES)
 # The largest id SQLite gives a row.
 MAX_ROWID = 2 ** 63 - 1
 MACHINE = ("cpu_model", "cores", "kernel", "glibc", "version")
 # Columns added after the first release, with their type: connect() adds them to older files.
 ADDED_COLUMNS = (("instrument", "INTEGER NOT NULL DEFAULT 0"),
                  ("gate_handoffs", "INTEGER"), ("gate_barges", "INTEGER"), *PROGRAM_METRICS,
-                 *RW_METRICS)
+                 *RW_METRICS, *ADVISE_METRICS)
 # The columns a point is reported with, in order (CSV, JSON, compare).
 POINT_COLUMNS = (*Point._fields, "ok", "error", "wall_s", "finished", "instrument",
                  *ALL_METRIC_NAMES)
@@ -156,7 +162,8 @@ CREATE TABLE IF NOT EXISTS points (
     ok INTEGER NOT NULL, error TEXT, wall_s REAL, finished TEXT NOT NULL,
     instrument INTEGER NOT NULL DEFAULT 0,
     {", ".join(f"{name} {kind}"
-               for name, kind in (*METRICS, *SERVER_METRICS, *PROGRAM_METRICS, *RW_METRICS))},
+               for name, kind in (*METRICS, *SERVER_METRICS, *PROGRAM_METRICS, *RW_METRICS,
+                                  *ADVISE_METRICS))},
     raw TEXT,
     UNIQUE (run_id, lock, lock_opts, threads, mutexes, hold_ns, outside_ns, rep,
             workload, gate, gate_opts, workload_opts, warmup)
@@ -174,15 +181,24 @@ def connect(path: str | Path, create: bool = False, write: bool = True) -> sqlit
     write=False (report, compare) opens it read-only, so that a file on read-only
     storage or in a directory the user cannot write reads as well as any other;
     older files are then read as they are, without being brought up to SCHEMA.
+    A file that cannot be read or written, and an SQLite file of someone else's,
+    are refused, each for its own reason, before anything is written into it.
     """
     path = Path(path)
-    if not create and not path.is_file():
-        raise LocklabError(f"no database at {path} (run 'locklab sweep' first, or pass --db)")
+    _check_file(path, create, write)
     try:
         conn = _open(path) if write else _open_readonly(path)
     except sqlite3.DatabaseError as e:
         raise LocklabError(f"{path} is not a locklab database ({e})") from None
     try:
+        tables = {row[0] for row in
+                  conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        if not (create and not tables) and not {"runs", "points"} <= tables:
+            theirs = ", ".join(sorted(tables)[:5]) + (", ..." if len(tables) > 5 else "")
+            raise LocklabError(f"{path} is not a locklab database: "
+                               + (f"it holds other tables ({theirs})" if tables else
+                                  "it holds no table")
+                               + (", and a sweep writes only into its own" if write else ""))
         if write:
             # WAL: a report can read while a sweep writes. synchronous=NORMAL in WAL mode
             # keeps every commit across a crash of the process, which is what we guard.
@@ -200,7 +216,44 @@ def connect(path: str | Path, create: bool = False, write: bool = True) -> sqlit
     except sqlite3.DatabaseError as e:
         conn.close()
         raise LocklabError(f"{path} is not a locklab database ({e})") from None
+    except LocklabError:
+        conn.close()
+        raise
     return conn
+
+
+# The first bytes of every SQLite 3 file.
+SQLITE_HEADER = b"SQLite format 3\0"
+
+
+def _check_file(path: Path, create: bool, write: bool) -> None:
+    """Refuse, in words that say why, a database path SQLite would fail on: a folder, a
+    missing file or folder, one we may not read, or write (with its journal beside it)."""
+    if path.is_dir():
+        raise LocklabError(f"{path} is a directory, not a database file")
+    folder = path.parent
+    if not path.exists():
+        if not create:
+            raise LocklabError(f"no database at {path} (run 'locklab sweep' first, or pass --db)")
+        if not folder.is_dir():
+            raise LocklabError(f"cannot create {path}: no such directory {folder}")
+        if not os.access(folder, os.W_OK | os.X_OK):
+            raise LocklabError(f"cannot create {path}: the directory {folder} is not writable")
+        return
+    if not path.is_file():
+        raise LocklabError(f"{path} is not a regular file, so not a database file")
+    try:
+        with open(path, "rb") as f:
+            head = f.read(len(SQLITE_HEADER))
+    except OSError as e:
+        raise LocklabError(f"cannot read {path}: {e.strerror}") from None
+    if head and head != SQLITE_HEADER:
+        raise LocklabError(f"{path} is not a locklab database (not an SQLite file)")
+    if write and not os.access(path, os.W_OK):
+        raise LocklabError(f"{path} is read-only, and a sweep writes its points into it")
+    if write and not os.access(folder, os.W_OK | os.X_OK):
+        raise LocklabError(f"{path} is in a directory that is not writable ({folder}), and a "
+                           "sweep writes its journal beside it")
 
 
 def _open(path: Path) -> sqlite3.Connection:
@@ -307,22 +360,52 @@ def resolve_run(conn: sqlite3.Connection, ref: str) -> int:
     return run_id
 
 
-def get_run(conn: sqlite3.Connection, run_id: int) -> dict:
+def get_run(conn: sqlite3.Connection, run_id: int, grid: bool = True) -> dict:
+    """A run's row, its spec and floor read from their JSON. Refused in one line naming
+    the file: a spec or floor that is not a JSON object, and with GRID (a report, a
+    resumed sweep: they walk the grid) a spec not shaped as a sweep writes it."""
     row = dict(conn.execute("SELECT * FROM runs WHERE id = ?", (run_id,)).fetchone())
-    row["spec"] = json.loads(row["spec"])
-    row["floor"] = json.loads(row["floor"]) if row["floor"] else {}
+    for key, default in (("spec", None), ("floor", {})):
+        try:
+            row[key] = json.loads(row[key]) if row[key] else default
+        except ValueError as e:
+            raise LocklabError(f"{database_file(conn)}: run {run_id}'s {key} is not JSON "
+                               f"({e})") from None
+        if not isinstance(row[key], dict):
+            what = "missing" if row[key] is None else f"{type(row[key]).__name__}, not an object"
+            raise LocklabError(f"{database_file(conn)}: run {run_id}'s {key} is {what}")
+    why = spec_shape.problem(row["spec"]) if grid else None
+    if why:
+        raise LocklabError(f"{database_file(conn)}: run {run_id}'s grid (its spec) {why}")
     return row
+
+
+def database_file(conn: sqlite3.Connection) -> str:
+    """The file CONN reads, as its errors name it."""
+    return next((row[2] for row in conn.execute("PRAGMA database_list") if row[1] == "main"),
+                "the database")
 
 
 def finish_run(conn: sqlite3.Connection, run_id: int) -> None:
     conn.execute("UPDATE runs SET finished = ? WHERE id = ?", (now(), run_id))
 
 
-def done_points(conn: sqlite3.Connection, run_id: int) -> set[Point]:
-    """The points of a run already stored, failed ones included."""
+def done_points(conn: sqlite3.Connection, run_id: int, only_ok: bool = False) -> set[Point]:
+    """The points of a run already stored, failed ones included unless ONLY_OK."""
     cols = ", ".join(Point._fields)
-    rows = conn.execute(f"SELECT {cols} FROM points WHERE run_id = ?", (run_id,))
+    rows = conn.execute(f"SELECT {cols} FROM points WHERE run_id = ?"
+                        + (" AND ok" if only_ok else ""), (run_id,))
     return {Point(*row) for row in rows}
+
+
+def forget_failed(conn: sqlite3.Connection, run_id: int) -> int:
+    """Drop a run's failed points, so that resuming it runs them again; how many."""
+    return conn.execute("DELETE FROM points WHERE run_id = ? AND NOT ok", (run_id,)).rowcount
+
+
+def set_spec(conn: sqlite3.Connection, run_id: int, spec: dict) -> None:
+    """Store a run's spec as it is now (a resumed run's new timeout)."""
+    conn.execute("UPDATE runs SET spec = ? WHERE id = ?", (json.dumps(spec), run_id))
 
 
 def record_point(

@@ -30,7 +30,7 @@ struct timespec ll_mono_to_realtime(const struct timespec *abs_mono)
 
 int ll_clock_to_mono(int clk, const struct timespec *abs, struct timespec *abs_mono)
 {
-	if (!abs || abs->tv_nsec < 0 || abs->tv_nsec >= 1000000000L)
+	if (!abs || !abs_mono || abs->tv_nsec < 0 || abs->tv_nsec >= 1000000000L)
 		return EINVAL;
 	if (clk == CLOCK_MONOTONIC) {
 		*abs_mono = *abs;

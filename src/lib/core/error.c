@@ -25,6 +25,8 @@ void ll_error_unknown(struct ll_error *err, const char *kind, const char *name, 
 	char names[384];
 	size_t used = 0;
 	names[0] = '\0';
+	if (!name_at)
+		n = 0;
 	for (size_t i = 0; i < n && used < sizeof(names); i++) {
 		int w = snprintf(names + used, sizeof(names) - used, "%s%s", i ? ", " : "",
 				 name_at(i, ctx));
@@ -32,6 +34,6 @@ void ll_error_unknown(struct ll_error *err, const char *kind, const char *name, 
 			break;
 		used += (size_t)w;
 	}
-	ll_error_set(err, "unknown %s '%s'%s%s (valid: %s)", kind, name, where ? " " : "",
-		     where ? where : "", n ? names : "none");
+	ll_error_set(err, "unknown %s '%s'%s%s (valid: %s)", kind ? kind : "", name ? name : "",
+		     where ? " " : "", where ? where : "", n ? names : "none");
 }

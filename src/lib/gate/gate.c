@@ -162,6 +162,8 @@ int64_t ll_gate_limit(const ll_gate_t *g)
 
 void ll_gate_get_stats(ll_gate_t *g, struct ll_gate_stats *s)
 {
+	if (!s)
+		return;
 	memset(s, 0, sizeof(*s));
 	g->policy->stats(g->state, s);
 	s->waits = atomic_load_explicit(&g->waits, memory_order_relaxed);
@@ -176,5 +178,5 @@ void ll_gate_reset_stats(ll_gate_t *g)
 
 size_t ll_gate_trace(ll_gate_t *g, struct ll_gate_sample *out, size_t max)
 {
-	return g->policy->trace ? g->policy->trace(g->state, out, max) : 0;
+	return g->policy->trace && out ? g->policy->trace(g->state, out, max) : 0;
 }

@@ -30,9 +30,9 @@ static const char *algo_name(size_t i, const void *ctx)
 
 const struct ll_lock_ops *ll_algo_find(const char *name, struct ll_error *err)
 {
-	for (size_t i = 0; i < LL_COUNT(algorithms); i++)
+	for (size_t i = 0; i < LL_COUNT(algorithms) && name; i++)
 		if (strcmp(algorithms[i]->name, name) == 0)
 			return algorithms[i];
-	ll_error_unknown(err, "lock", name, NULL, LL_COUNT(algorithms), algo_name, NULL);
+	ll_error_unknown(err, "lock", name ? name : "", NULL, LL_COUNT(algorithms), algo_name, NULL);
 	return NULL;
 }

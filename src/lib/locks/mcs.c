@@ -59,10 +59,17 @@ static void node_put(struct ll_mcs_node *n)
 	pool.free_list = n;
 }
 
+/*
+ * The holder of a lock never taken (and of one dropped): a node in no queue,
+ * whose next nobody links, so that an unlock of such a lock reaches the
+ * checks of unlock's slow part instead of a NULL node.
+ */
+static struct ll_mcs_node never_held;
+
 int ll_mcs_init(ll_mcs_t *l, const struct ll_mcs_config *cfg)
 {
 	atomic_init(&l->tail, NULL);
-	l->holder = NULL;
+	l->holder = &never_held;
 	struct ll_mcs_config def;
 	cfg = LL_CONFIG_OR_DEFAULTS(mcs, cfg, def);
 	l->spin = (uint8_t)cfg->spin;
@@ -132,6 +139,14 @@ void ll_mcs_unlock(ll_mcs_t *l)
 			node_put(me);
 			return;
 		}
+		/*
+		 * An unlock by a thread that does not hold the lock (ops.h: the
+		 * contract): FREE (no tail), or a lock never taken (its node
+		 * queues nowhere).  Nothing is released, nothing goes back to
+		 * the pool: the lock stays as it is.
+		 */
+		if (!expect || me == &never_held)
+			return;
 		/* A successor swapped the tail but has not linked itself yet. */
 		struct ll_spinner s = ll_spinner_start(l->spin);
 		while (!(succ = atomic_load_explicit(&me->next, memory_order_acquire)))
@@ -157,7 +172,7 @@ void ll_mcs_drop(ll_mcs_t *l)
 	uintptr_t at = (uintptr_t)me, mine = (uintptr_t)pool.nodes;
 	if (me && (me->heap || (at >= mine && at < mine + sizeof(pool.nodes))))
 		node_put(me);
-	l->holder = NULL;
+	l->holder = &never_held;
 }
 
 static void mcs_op_drop(void *s) { ll_mcs_drop(s); }

@@ -43,6 +43,20 @@ void ll_ticket_wake(ll_ticket_t *l, unsigned next)
 		ll_sys_futex_wake_bits(&l->owner, INT32_MAX, ticket_bit(next));
 }
 
+int ll_ticket_take_passed(ll_ticket_t *l, unsigned o, unsigned n)
+{
+	/*
+	 * owner only moves when a holder unlocks, and a PASSED lock has none:
+	 * o stays the ticket being served until this CAS (or a rival's) draws it.
+	 * Acquire: pairs with the release of owner, as trylock's.
+	 */
+	while ((int)(n - o) < 0)
+		if (atomic_compare_exchange_weak_explicit(&l->next, &n, o + 1, memory_order_acquire,
+							  memory_order_relaxed))
+			return 0;
+	return EBUSY;
+}
+
 void ll_ticket_wait(ll_ticket_t *l, unsigned ticket)
 {
 	struct ll_spinner s = ll_spinner_start(l->spin);
@@ -50,6 +64,14 @@ void ll_ticket_wait(ll_ticket_t *l, unsigned ticket)
 		unsigned o = atomic_load_explicit(&l->owner, memory_order_acquire);
 		if (o == ticket)
 			return;
+		if ((int)(ticket - o) < 0) {
+			/* Owner passed our ticket: PASSED (ticket.h).  Take it, or draw again. */
+			unsigned n = atomic_load_explicit(&l->next, memory_order_relaxed);
+			if (ll_ticket_take_passed(l, o, n) == 0)
+				return;
+			ticket = atomic_fetch_add_explicit(&l->next, 1, memory_order_relaxed);
+			continue;
+		}
 		if (ll_spinner_parks(&s)) {
 			sleep_on_owner(l, ticket, o);
 			continue;

@@ -286,7 +286,7 @@ static void dump_json(FILE *f, const struct ll_mon_snapshot *s)
 int ll_monitor_dump(FILE *f, enum ll_dump_format format)
 {
 	struct ll_mon_snapshot s;
-	if (format != LL_DUMP_TEXT && format != LL_DUMP_JSON)
+	if (!f || (format != LL_DUMP_TEXT && format != LL_DUMP_JSON))
 		return EINVAL;
 	if (ll_mon_snapshot_take(&s))
 		return ENOMEM;
@@ -443,6 +443,8 @@ out:
 
 int ll_monitor_dump(FILE *f, enum ll_dump_format format)
 {
+	if (!f || (format != LL_DUMP_TEXT && format != LL_DUMP_JSON))
+		return EINVAL;
 	if (format == LL_DUMP_JSON)
 		fputs("{\"locklab_monitor\":0,\"locks\":[]}\n", f);
 	else

@@ -231,6 +231,8 @@ int ll_monitor_enabled(void)
 
 int ll_mutex_monitor(ll_mutex_t *m, int on)
 {
+	if (!m)
+		return EINVAL;
 	struct ll_mon_lock *r = record_of(m);
 	if (!r)
 		return ENOENT;
@@ -242,6 +244,8 @@ int ll_mutex_monitor(ll_mutex_t *m, int on)
 
 int ll_mutex_set_name(ll_mutex_t *m, const char *name)
 {
+	if (!m)
+		return EINVAL;
 	struct ll_mon_lock *r = record_of(m);
 	if (!r)
 		return ENOENT;
@@ -444,6 +448,8 @@ static int read_wait(const struct ll_mon_thread *t, uint64_t now, struct ll_wait
 
 int ll_mutex_stats(const ll_mutex_t *m, struct ll_mutex_stats *out)
 {
+	if (!m || !out)
+		return EINVAL;
 	struct ll_mon_lock *r = record_of(m);
 	if (!r)
 		return ENOENT;
@@ -464,10 +470,12 @@ int ll_mutex_stats(const ll_mutex_t *m, struct ll_mutex_stats *out)
 
 size_t ll_mutex_waiters(const ll_mutex_t *m, struct ll_waiter *out, size_t max)
 {
-	struct ll_mon_lock *r = record_of(m);
+	struct ll_mon_lock *r = m ? record_of(m) : NULL;
 	size_t n = 0;
 	if (!r)
 		return 0;
+	if (!out)
+		max = 0;
 	uint64_t now = ll_now_ns();
 	pthread_mutex_lock(&ll_mon_reg.threads_mu);
 	for (struct ll_mon_thread *t = ll_mon_reg.threads.next; t != &ll_mon_reg.threads; t = t->next) {
@@ -626,13 +634,14 @@ void ll_mon_detach(ll_mutex_t *m) { (void)m; }
 int ll_monitor_available(void) { return 0; }
 int ll_monitor_set_enabled(int on) { (void)on; return 0; }
 int ll_monitor_enabled(void) { return 0; }
-int ll_mutex_monitor(ll_mutex_t *m, int on) { (void)m; (void)on; return ENOENT; }
-int ll_mutex_set_name(ll_mutex_t *m, const char *name) { (void)m; (void)name; return ENOENT; }
+int ll_mutex_monitor(ll_mutex_t *m, int on) { (void)on; return m ? ENOENT : EINVAL; }
+int ll_mutex_set_name(ll_mutex_t *m, const char *name) { (void)name; return m ? ENOENT : EINVAL; }
 size_t ll_monitor_lock_count(void) { return 0; }
 int ll_monitor_thread_id(void) { return (int)syscall(SYS_gettid); }
 int ll_mutex_stats(const ll_mutex_t *m, struct ll_mutex_stats *out)
 {
-	(void)m;
+	if (!m || !out)
+		return EINVAL;
 	memset(out, 0, sizeof(*out));
 	return ENOENT;
 }

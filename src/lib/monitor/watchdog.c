@@ -17,6 +17,14 @@
 #include "locklab/locklab.h"
 #include "monitor/monitor_impl.h"
 
+/* err->msg "watchdog: MSG" (err may be NULL); rc. */
+static int fail(struct ll_error *err, int rc, const char *msg)
+{
+	if (err)
+		snprintf(err->msg, sizeof(err->msg), "watchdog: %s", msg);
+	return rc;
+}
+
 #if LL_MONITOR
 
 static struct {
@@ -102,16 +110,11 @@ static void *watchdog_main(void *arg)
 	return NULL;
 }
 
-static int fail(struct ll_error *err, int rc, const char *msg)
-{
-	if (err)
-		snprintf(err->msg, sizeof(err->msg), "watchdog: %s", msg);
-	return rc;
-}
-
 int ll_watchdog_start(const struct ll_watchdog_config *cfg, struct ll_error *err)
 {
-	if (!cfg || cfg->threshold_ns == 0)
+	if (!cfg)
+		return fail(err, EINVAL, "no config (NULL)");
+	if (cfg->threshold_ns == 0)
 		return fail(err, EINVAL, "the threshold must be above 0");
 	struct ll_watchdog_config c = *cfg;
 	if (c.period_ns == 0)
@@ -165,11 +168,9 @@ void ll_watchdog_stop(void)
 
 int ll_watchdog_start(const struct ll_watchdog_config *cfg, struct ll_error *err)
 {
-	(void)cfg;
-	if (err)
-		snprintf(err->msg, sizeof(err->msg), "watchdog: the monitor is not built in "
-			 "(LL_MONITOR=0)");
-	return ENOSYS;
+	if (!cfg)
+		return fail(err, EINVAL, "no config (NULL)");
+	return fail(err, ENOSYS, "the monitor is not built in (LL_MONITOR=0)");
 }
 
 void ll_watchdog_stop(void) {}

@@ -88,10 +88,15 @@ int ll_rw_bravo_init(ll_rw_bravo_t *l, const struct ll_rw_bravo_config *cfg)
 	return 0;
 }
 
+/* Twice, or on a zeroed lock: no underlying lock, nothing to free. */
 void ll_rw_bravo_destroy(ll_rw_bravo_t *l)
 {
+	if (!l->under_ops)
+		return;
 	l->under_ops->destroy(l->under);
 	ll_mem_free(l->under, l->under_ops->state_size);
+	l->under = NULL;
+	l->under_ops = NULL;
 }
 
 /* ---- readers ---- */

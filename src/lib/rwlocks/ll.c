@@ -22,11 +22,12 @@
 #include "core/cpus.h"
 #include "core/futex_sys.h"
 #include "core/mem.h"
+#include "core/sched.h"
 #include "locklab/rwlocks/ll.h"
 #include "locklab/bits/spin.h"
 #include "rwlocks/rwalgo.h"
 
-_Static_assert(sizeof(ll_rw_ll_t) == 40, "ll_rw_ll_t is drawn as 40 bytes in rwlocks/ll.h");
+_Static_assert(sizeof(ll_rw_ll_t) == 48, "ll_rw_ll_t is drawn as 48 bytes in rwlocks/ll.h");
 
 #define P LL_RW_LL_P
 #define G LL_RW_LL_G
@@ -34,7 +35,12 @@ _Static_assert(sizeof(ll_rw_ll_t) == 40, "ll_rw_ll_t is drawn as 40 bytes in rwl
 #define R LL_RW_LL_R
 #define W LL_RW_LL_W
 #define S LL_RW_LL_S
+#define T LL_RW_LL_T
 #define READERS LL_RW_LL_READERS
+
+/* rt: the realtime writers waiting, and the highest priority among them. */
+#define RT_COUNT 0xffffu
+#define RT_PRIO_SHIFT 16
 
 #define SLOTS 8
 #define ALL_SLOTS ((1u << SLOTS) - 1)
@@ -276,6 +282,7 @@ int ll_rw_ll_init(ll_rw_ll_t *l, const struct ll_rw_ll_config *cfg)
 	atomic_init(&l->wseq, 0);
 	atomic_init(&l->wq, 0);
 	atomic_init(&l->rwaiting, 0);
+	atomic_init(&l->rt, 0);
 	atomic_init(&l->revoked, 0);
 	atomic_init(&l->bias_after, 0);
 	l->spin_iters = ll_spin_iters(LL_SPIN_PAUSE, cfg->spin_ns);
@@ -293,6 +300,47 @@ static void wake_writer(ll_rw_ll_t *l)
 }
 
 /* A reader counted in rwaiting has entered or given up. */
+/*
+ * T follows rt's count.  Whoever clears it looks at the count again and
+ * sets it back if a writer came meanwhile: a T left with no writer only
+ * sends readers here (and keeps B off) until one clears it.
+ */
+static void rt_flag_follow(ll_rw_ll_t *l)
+{
+	atomic_fetch_and(&l->word, ~T);
+	if (atomic_load(&l->rt) & RT_COUNT)
+		atomic_fetch_or(&l->word, T);
+}
+
+/* Readers blocked by P or T, asleep on rseq: wake them to look again. */
+static void wake_readers(ll_rw_ll_t *l)
+{
+	atomic_fetch_add(&l->rseq, 1);
+	ll_sys_futex_wake(&l->rseq, INT_MAX);
+}
+
+/*
+ * 1 when a slow reader may not enter word v: P, or T for a realtime writer
+ * of the reader's priority or above (*me: the reader's, -1 until looked
+ * up), unless G lets the readers the last writer blocked in (its owner
+ * waits for them: blocking them would block it).
+ */
+static int rd_blocked(ll_rw_ll_t *l, unsigned v, int *me)
+{
+	if (v & P)
+		return 1;
+	if (!(v & T) || (v & G))
+		return 0;
+	unsigned rt = atomic_load(&l->rt);
+	if (!(rt & RT_COUNT)) {
+		rt_flag_follow(l);
+		return 0;
+	}
+	if (*me < 0)
+		*me = ll_sched_rt_priority();
+	return *me <= (int)(rt >> RT_PRIO_SHIFT);
+}
+
 static void leave_waiting(ll_rw_ll_t *l)
 {
 	if (atomic_fetch_sub(&l->rwaiting, 1) == 1 && (atomic_load(&l->word) & G))
@@ -322,11 +370,11 @@ static inline void fast_release(ll_rw_ll_t *l, unsigned at)
  */
 static int rd_slow(ll_rw_ll_t *l, const struct timespec *dl, int try, int *waited)
 {
-	int waiting = 0, yielded = 0, rc = 0;
+	int waiting = 0, yielded = 0, rc = 0, me = -1;
 	uint32_t spun = 0;
 	for (;;) {
 		unsigned v = atomic_load_explicit(&l->word, memory_order_relaxed);
-		if (!(v & P)) {
+		if (!(v & (P | T)) || !rd_blocked(l, v, &me)) {
 			if ((v & READERS) == READERS) {
 				rc = EAGAIN;
 				break;
@@ -375,14 +423,14 @@ static int rd_slow(ll_rw_ll_t *l, const struct timespec *dl, int try, int *waite
 			continue;
 		}
 		unsigned s = atomic_load(&l->rseq);
-		if (!(atomic_load(&l->word) & P))
+		if (!rd_blocked(l, atomic_load(&l->word), &me))
 			continue;
 		int w = ll_sys_futex_wait(&l->rseq, s, dl);
 		if (w == EINVAL) {
 			rc = EINVAL;
 			break;
 		}
-		if (w == ETIMEDOUT && (atomic_load(&l->word) & P)) {
+		if (w == ETIMEDOUT && rd_blocked(l, atomic_load(&l->word), &me)) {
 			rc = ETIMEDOUT;
 			break;
 		}
@@ -397,19 +445,20 @@ static int rd_slow(ll_rw_ll_t *l, const struct timespec *dl, int try, int *waite
  * After a slow entry (the caller is counted in the word, so no writer is
  * past P): after a wait for a writer (the clock costs little beside it), or
  * once in BIAS_LOOK_EVERY reads of the thread, turn B back on if the last
- * revocation's inhibit time is over and no writer revokes (R) or blocks
- * readers (P, G).  The writer sets P by a CAS that sees B: B set before
- * that is revoked first, and none is set after.
+ * revocation's inhibit time is over and no writer revokes (R), blocks
+ * readers (P, G) or waits with a realtime priority (T).  The writer sets P
+ * by a CAS that sees B: B set before that is revoked first, and none is set
+ * after.
  */
 static void bias_maybe_on(ll_rw_ll_t *l, struct rec *r, int waited)
 {
 	if (!l->bias_on || (r && (++r->slow_reads % BIAS_LOOK_EVERY) != 0 && !waited))
 		return;
 	unsigned v = atomic_load_explicit(&l->word, memory_order_relaxed);
-	if ((v & (B | R | P | G)) ||
+	if ((v & (B | R | P | G | T)) ||
 	    ll_now_ns() < atomic_load_explicit(&l->bias_after, memory_order_relaxed))
 		return;
-	while (!(v & (B | R | P | G)) &&
+	while (!(v & (B | R | P | G | T)) &&
 	       !atomic_compare_exchange_weak(&l->word, &v, v | B))
 		;
 }
@@ -538,14 +587,58 @@ static void release_w(ll_rw_ll_t *l)
 		atomic_fetch_add(&l->wq, 1);
 		ll_sys_futex_wake(&l->wq, 1);
 	}
-	if ((v & P) && atomic_load(&l->rwaiting)) {
-		atomic_fetch_add(&l->rseq, 1);
-		ll_sys_futex_wake(&l->rseq, INT_MAX);
-	}
+	if ((v & P) && atomic_load(&l->rwaiting))
+		wake_readers(l);
+}
+
+/* A writer's realtime priority (-1: not looked up yet, 0: none) and whether it set T. */
+struct rt_writer {
+	int prio;
+	int counted;
+};
+
+static int rt_writer_prio(struct rt_writer *me)
+{
+	if (me->prio < 0)
+		me->prio = ll_sched_rt_priority();
+	return me->prio;
+}
+
+/* The writer is about to wait: a realtime one counts itself in rt and sets T (once). */
+static void rt_writer_waits(ll_rw_ll_t *l, struct rt_writer *me)
+{
+	if (me->counted || !rt_writer_prio(me))
+		return;
+	unsigned v = atomic_load(&l->rt), nv;
+	do {
+		unsigned prio = v >> RT_PRIO_SHIFT;
+		if ((unsigned)me->prio > prio)
+			prio = (unsigned)me->prio;
+		nv = ((v & RT_COUNT) + 1) | prio << RT_PRIO_SHIFT;
+	} while (!atomic_compare_exchange_weak(&l->rt, &v, nv));
+	atomic_fetch_or(&l->word, T);
+	me->counted = 1;
+}
+
+/* It has the lock or gave up: out of rt; the last one clears T and wakes its readers. */
+static void rt_writer_done(ll_rw_ll_t *l, struct rt_writer *me)
+{
+	if (!me->counted)
+		return;
+	unsigned v = atomic_load(&l->rt), nv;
+	do
+		nv = (v & RT_COUNT) == 1 ? 0 : v - 1;
+	while (!atomic_compare_exchange_weak(&l->rt, &v, nv));
+	if (nv)
+		return;
+	rt_flag_follow(l);
+	/* Behind P they stay asleep: P's release wakes them. */
+	if (!(atomic_load(&l->word) & P) && atomic_load(&l->rwaiting))
+		wake_readers(l);
 }
 
 /* Take W: 0, EBUSY (try), ETIMEDOUT or EINVAL. */
-static int take_w(ll_rw_ll_t *l, const struct timespec *dl, int try)
+static int take_w(ll_rw_ll_t *l, const struct timespec *dl, int try, struct rt_writer *me)
 {
 	unsigned v = atomic_load_explicit(&l->word, memory_order_relaxed);
 	while (!(v & W))
@@ -553,6 +646,7 @@ static int take_w(ll_rw_ll_t *l, const struct timespec *dl, int try)
 			return 0;
 	if (try)
 		return EBUSY;
+	rt_writer_waits(l, me);
 	/* As the three-state futex mutex: a sleeper takes W with S, not knowing who else sleeps. */
 	for (;;) {
 		unsigned s = atomic_load(&l->wq);
@@ -649,7 +743,7 @@ static int wait_fast_reader(ll_rw_ll_t *l, _Atomic uintptr_t *slot, const struct
  * waits for those; counted, a reader preempted inside its section would keep
  * every reader off the fast path for inhibit x a time slice).
  */
-static int revoke_bias(ll_rw_ll_t *l, const struct timespec *dl, int try)
+static int revoke_bias(ll_rw_ll_t *l, const struct timespec *dl, int try, struct rt_writer *rtw)
 {
 	const uintptr_t me = (uintptr_t)l;
 	uint64_t t0 = ll_now_ns(), waited = 0;
@@ -663,6 +757,7 @@ static int revoke_bias(ll_rw_ll_t *l, const struct timespec *dl, int try)
 			word_swap(l, B, R);
 			return EBUSY;
 		}
+		rt_writer_waits(l, rtw);
 		uint64_t w0 = ll_now_ns();
 		int rc = wait_fast_reader(l, slot, dl);
 		if (rc) {
@@ -687,22 +782,17 @@ static int reads_it(ll_rw_ll_t *l)
 	return 0;
 }
 
-static int wr(ll_rw_ll_t *l, const struct timespec *dl, int try)
+/* wr past its one-CAS case; rtw: the caller's realtime standing (rwlocks/ll.h). */
+static int wr_slow(ll_rw_ll_t *l, const struct timespec *dl, int try, struct rt_writer *rtw)
 {
-	if (reads_it(l))
-		return EDEADLK;
-	/* Free, bias off, no blocked readers to let in first: W and P in one CAS. */
-	unsigned w = atomic_load_explicit(&l->word, memory_order_relaxed);
-	if (!(w & ~S) && !atomic_load_explicit(&l->rwaiting, memory_order_relaxed) &&
-	    atomic_compare_exchange_strong(&l->word, &w, w | W | P)) {
-		atomic_store_explicit(&l->revoked, 0, memory_order_relaxed);
-		return 0;
-	}
-	int rc = take_w(l, dl, try);
+	int rc = take_w(l, dl, try, rtw);
 	if (rc)
 		return rc;
-	if (!try && atomic_load(&l->rwaiting)) {
-		/* The readers the last writer blocked go first (rwlocks/ll.h: bounds). */
+	if (!try && atomic_load(&l->rwaiting) && !rt_writer_prio(rtw)) {
+		/*
+		 * The readers the last writer blocked go first (rwlocks/ll.h:
+		 * bounds), but not before a realtime writer.
+		 */
 		atomic_fetch_or(&l->word, G);
 		rc = writer_wait(l, no_waiting_readers, dl);
 		atomic_fetch_and(&l->word, ~G);
@@ -725,7 +815,7 @@ static int wr(ll_rw_ll_t *l, const struct timespec *dl, int try)
 			goto give_up;
 		}
 		if (v & B) {
-			rc = revoke_bias(l, dl, try);
+			rc = revoke_bias(l, dl, try, rtw);
 			if (rc)
 				goto give_up;
 			revoked = 1;
@@ -743,6 +833,23 @@ static int wr(ll_rw_ll_t *l, const struct timespec *dl, int try)
 	return 0;
 give_up:
 	release_w(l);
+	return rc;
+}
+
+static int wr(ll_rw_ll_t *l, const struct timespec *dl, int try)
+{
+	if (reads_it(l))
+		return EDEADLK;
+	/* Free, bias off, no blocked readers to let in first: W and P in one CAS. */
+	unsigned w = atomic_load_explicit(&l->word, memory_order_relaxed);
+	if (!(w & ~S) && !atomic_load_explicit(&l->rwaiting, memory_order_relaxed) &&
+	    atomic_compare_exchange_strong(&l->word, &w, w | W | P)) {
+		atomic_store_explicit(&l->revoked, 0, memory_order_relaxed);
+		return 0;
+	}
+	struct rt_writer rtw = { -1, 0 };
+	int rc = wr_slow(l, dl, try, &rtw);
+	rt_writer_done(l, &rtw);
 	return rc;
 }
 
@@ -810,7 +917,7 @@ LL_RW_STATIC_ADAPTERS(ll_rw_ll_init, ll_rw_ll_destroy)
 const struct ll_rwlock_ops ll_rw_ll_ops = {
 	.name = "ll",
 	.summary = "readers in a per-CPU table while the bias is on (BRAVO), writer-first "
-		   "futex rwlock underneath, 40 bytes",
+		   "futex rwlock underneath, 48 bytes",
 	.flags = LL_ALGO_PARKS | LL_ALGO_PREEMPT_SAFE,
 	.knobs = knobs, .nknobs = LL_COUNT(knobs),
 	.config_size = sizeof(struct ll_rw_ll_config),

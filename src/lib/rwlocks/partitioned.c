@@ -6,6 +6,7 @@
 #include <stdalign.h>
 
 #include "core/mem.h"
+#include "core/sched.h"
 #include "locklab/rwlocks/partitioned.h"
 #include "rwlocks/rwalgo.h"
 
@@ -35,6 +36,7 @@ int ll_rw_partitioned_init(ll_rw_partitioned_t *l, const struct ll_rw_partitione
 		return EINVAL;
 	l->n = (uint32_t)cfg->n;
 	atomic_init(&l->writer, 0);
+	ll_futex_init(&l->writers, NULL);
 	l->parts = ll_mem_alloc(sizeof(*l->parts) * l->n);
 	if (!l->parts)
 		return ENOMEM;
@@ -51,11 +53,14 @@ int ll_rw_partitioned_init(ll_rw_partitioned_t *l, const struct ll_rw_partitione
 	return 0;
 }
 
+/* Twice, or on a zeroed lock: no partitions, nothing to free. */
 void ll_rw_partitioned_destroy(ll_rw_partitioned_t *l)
 {
 	for (uint32_t i = 0; i < l->n; i++)
 		ll_rw_pthread_destroy(&l->parts[i].rw);
 	ll_mem_free(l->parts, sizeof(*l->parts) * l->n);
+	l->parts = NULL;
+	l->n = 0;
 }
 
 int ll_rw_partitioned_rdlock(ll_rw_partitioned_t *l)
@@ -73,19 +78,87 @@ int ll_rw_partitioned_timedrdlock(ll_rw_partitioned_t *l, const struct timespec 
 	return ll_rw_pthread_timedrdlock(&my_part(l)->rw, abs_mono);
 }
 
-/* Every partition in order (abs_mono NULL: wait; try: do not); on failure none is kept. */
-static int wr(ll_rw_partitioned_t *l, const struct timespec *abs_mono, int try)
+/*
+ * A partition this writer holds: glibc's unlock itself (ll_rw_pthread_unlock's
+ * look for an unheld lock would be n loads the writer knows the answer of).
+ */
+static void part_release(ll_rw_partitioned_t *l, uint32_t i)
 {
-	for (uint32_t i = 0; i < l->n; i++) {
-		ll_rw_pthread_t *p = &l->parts[i].rw;
-		int rc = try ? ll_rw_pthread_trywrlock(p)
-			     : abs_mono ? ll_rw_pthread_timedwrlock(p, abs_mono) : ll_rw_pthread_wrlock(p);
+	pthread_rwlock_unlock(&l->parts[i].rw.rw);
+}
+
+/* Partition i write-locked, waiting until abs_mono (NULL: for good). */
+static int part_wait(ll_rw_partitioned_t *l, uint32_t i, const struct timespec *abs_mono)
+{
+	ll_rw_pthread_t *p = &l->parts[i].rw;
+	return abs_mono ? ll_rw_pthread_timedwrlock(p, abs_mono) : ll_rw_pthread_wrlock(p);
+}
+
+/* Partitions `from` .. n-1 in order, waiting for each; on failure 0 .. from-1 too go back. */
+static int wr_in_order(ll_rw_partitioned_t *l, uint32_t from, const struct timespec *abs_mono)
+{
+	for (uint32_t i = from; i < l->n; i++) {
+		int rc = part_wait(l, i, abs_mono);
 		if (rc) {
 			while (i--)
-				ll_rw_pthread_unlock(&l->parts[i].rw);
+				part_release(l, i);
 			return rc;
 		}
 	}
+	return 0;
+}
+
+/*
+ * A realtime writer that must wait (partitioned.h): every free partition past
+ * `busy` (0 .. busy-1 are held already) at once, then the busy ones in order.
+ */
+static int wr_realtime(ll_rw_partitioned_t *l, uint32_t busy, const struct timespec *abs_mono)
+{
+	uint64_t held[MAX_PARTS / 64] = { 0 };
+	for (uint32_t i = 0; i < busy; i++)
+		held[i / 64] |= 1ull << (i % 64);
+	for (uint32_t i = busy + 1; i < l->n; i++)
+		if (ll_rw_pthread_trywrlock(&l->parts[i].rw) == 0)
+			held[i / 64] |= 1ull << (i % 64);
+	for (uint32_t i = busy; i < l->n; i++) {
+		if (held[i / 64] & 1ull << (i % 64))
+			continue;
+		int rc = part_wait(l, i, abs_mono);
+		if (rc) {
+			for (uint32_t j = 0; j < l->n; j++)
+				if (held[j / 64] & 1ull << (j % 64))
+					part_release(l, j);
+			return rc;
+		}
+		held[i / 64] |= 1ull << (i % 64);
+	}
+	return 0;
+}
+
+/* Every partition (abs_mono NULL: wait; try: do not); on failure none is kept. */
+static int wr(ll_rw_partitioned_t *l, const struct timespec *abs_mono, int try)
+{
+	int rc = try ? ll_futex_trylock(&l->writers)
+		     : abs_mono ? ll_futex_timedlock(&l->writers, abs_mono)
+				: (ll_futex_lock(&l->writers), 0);
+	if (rc)
+		return rc;
+	uint32_t i = 0;
+	while (i < l->n && ll_rw_pthread_trywrlock(&l->parts[i].rw) == 0)
+		i++;
+	if (i < l->n) {
+		if (try) {
+			while (i--)
+				part_release(l, i);
+			rc = EBUSY;
+		} else {
+			rc = ll_sched_rt_priority() ? wr_realtime(l, i, abs_mono)
+						    : wr_in_order(l, i, abs_mono);
+		}
+	}
+	ll_futex_unlock(&l->writers);
+	if (rc)
+		return rc;
 	atomic_store_explicit(&l->writer, 1, memory_order_relaxed);
 	return 0;
 }
@@ -111,7 +184,7 @@ int ll_rw_partitioned_unlock(ll_rw_partitioned_t *l)
 	if (atomic_load_explicit(&l->writer, memory_order_relaxed)) {
 		atomic_store_explicit(&l->writer, 0, memory_order_relaxed);
 		for (uint32_t i = l->n; i--;)
-			ll_rw_pthread_unlock(&l->parts[i].rw);
+			part_release(l, i);
 		return 0;
 	}
 	return ll_rw_pthread_unlock(&my_part(l)->rw);

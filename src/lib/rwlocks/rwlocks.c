@@ -30,20 +30,25 @@ static const char *rwlock_name(size_t i, const void *ctx)
 
 const struct ll_rwlock_ops *ll_rwlock_algo_find(const char *name, struct ll_error *err)
 {
-	for (size_t i = 0; i < LL_COUNT(rwlocks); i++)
+	for (size_t i = 0; i < LL_COUNT(rwlocks) && name; i++)
 		if (strcmp(rwlocks[i]->name, name) == 0)
 			return rwlocks[i];
-	ll_error_unknown(err, "rwlock", name, NULL, LL_COUNT(rwlocks), rwlock_name, NULL);
+	ll_error_unknown(err, "rwlock", name ? name : "", NULL, LL_COUNT(rwlocks), rwlock_name, NULL);
 	return NULL;
 }
 
 void ll_rwlock_config_defaults(const struct ll_rwlock_ops *ops, void *config)
 {
-	ll_knobs_defaults(ops->knobs, ops->nknobs, config, ops->config_size);
+	if (ops)
+		ll_knobs_defaults(ops->knobs, ops->nknobs, config, ops->config_size);
 }
 
 int ll_rwlock_config_parse(const struct ll_rwlock_ops *ops, const char *opts, void *config,
 			   struct ll_error *err)
 {
+	if (!ops) {
+		ll_error_set(err, "rwlock options: the ops table is NULL");
+		return EINVAL;
+	}
 	return ll_knobs_parse("rwlock", ops->name, ops->knobs, ops->nknobs, opts, config, err);
 }

@@ -78,6 +78,33 @@ int test_config(void)
 		CHECK(strstr(err.msg, refused[i].want) && !strchr(err.msg, '\n'),
 		      "options '%s': got '%s', wanted '%s'", refused[i].opts, err.msg, refused[i].want);
 	}
+	/*
+	 * Keys and values of any length: taken for what they are or refused for
+	 * what is wrong with them, a long one quoted cut and marked as cut.
+	 */
+	char long_opts[256];
+	snprintf(long_opts, sizeof(long_opts), "spin=%0100d", 0);
+	CHECK(ll_mutex_init(&m, "futex", long_opts, &err) == EINVAL &&
+	      strstr(err.msg, "unknown value '0000") && strstr(err.msg, "... (100 bytes)'") &&
+	      strstr(err.msg, "pause, none, tas, yield") && !strstr(err.msg, "empty"),
+	      "a long choice: %s", err.msg);
+	CHECK(ll_mutex_init(&m, "futex", "spin=", &err) == EINVAL &&
+	      strstr(err.msg, "option 'spin' of lock 'futex' has an empty value"), "%s", err.msg);
+	snprintf(long_opts, sizeof(long_opts), "sync_spin_loops=%080d", 80);
+	CHECK(ll_mutex_init(&m, "innodb56", long_opts, &err) == 0, "80 written in 80 digits: %s",
+	      err.msg);
+	ll_mutex_destroy(&m);
+	snprintf(long_opts, sizeof(long_opts), "sync_spin_loops=9%079d", 0);
+	CHECK(ll_mutex_init(&m, "innodb56", long_opts, &err) == EINVAL &&
+	      strstr(err.msg, "wants an integer in [") && strstr(err.msg, "... (80 bytes)'"),
+	      "a long integer: %s", err.msg);
+	CHECK(ll_mutex_init(&m, "innodb56", "sync_spin_loops=", &err) == EINVAL &&
+	      strstr(err.msg, "got ''"), "an empty integer: %s", err.msg);
+	snprintf(long_opts, sizeof(long_opts), "%0100d=1", 0);
+	CHECK(ll_mutex_init(&m, "innodb56", long_opts, &err) == EINVAL &&
+	      strstr(err.msg, "unknown option '0000") && strstr(err.msg, "... (100 bytes)'"),
+	      "a long key: %s", err.msg);
+
 	/* A key that only begins like another is not the same key. */
 	CHECK(ll_mutex_init(&m, "ttas", "backoff_min_ns=50,backoff_max_ns=500", &err) == 0, "%s",
 	      err.msg);

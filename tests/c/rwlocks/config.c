@@ -92,7 +92,7 @@ int test_config(void)
 		CHECK(ll_rwlock_algo_find(ops->name, NULL) == ops, "%s not found by name", ops->name);
 	}
 	CHECK(ll_rwlock_algo_find("ll", NULL)->state_size == sizeof(ll_rw_ll_t) &&
-	      sizeof(ll_rw_ll_t) == 40, "ll_rw_ll_t is %zu bytes, drawn as 40", sizeof(ll_rw_ll_t));
+	      sizeof(ll_rw_ll_t) == 48, "ll_rw_ll_t is %zu bytes, drawn as 48", sizeof(ll_rw_ll_t));
 	printf("config: ok\n");
 	return 0;
 }

@@ -11,6 +11,8 @@
  *   test_rwlocks starvation ALGO   a writer gets in under a continuous stream of readers
  *   test_rwlocks recursion ALGO    a reader locks again past a waiting writer; a thread
  *                                  holds 12 locks twice each
+ *   test_rwlocks realtime ALGO     SCHED_FIFO: no reader enters while a writer of its
+ *                                  priority or above waits (root or RLIMIT_RTPRIO)
  *   test_rwlocks config            registry and option errors
  *   test_rwlocks ll-table          ll's table of visible readers: readers crowded on
  *                                  one CPU fill its line and grow the table, and every
@@ -34,12 +36,13 @@ int main(int argc, char **argv)
 		{ "exclusion", test_exclusion, 1 }, { "try", test_try, 1 },
 		{ "timed", test_timed, 1 },         { "wakeup", test_wakeup, 1 },
 		{ "starvation", test_starvation, 1 }, { "recursion", test_recursion, 1 },
+		{ "realtime", test_realtime, 1 },
 		{ "revocation", test_revocation, 1 }, { "config", test_config, 0 },
 		{ "innodb56", test_innodb56, 0 }, { "ll", test_ll, 0 }, { "ll-poll", test_ll_poll, 0 },
 		{ "ll-table", test_ll_table, 0 },
 	};
 	const struct test_case *t = test_pick(argc, argv, tests, LL_COUNT(tests),
-					      "exclusion|try|timed|wakeup|starvation|recursion ALGO | revocation UNDER | config | innodb56 | ll | ll-table",
+					      "exclusion|try|timed|wakeup|starvation|recursion|realtime ALGO | revocation UNDER | config | innodb56 | ll | ll-table",
 					      &algo);
 	return t ? t->run() : 2;
 }

@@ -41,6 +41,7 @@ int test_timed(void);
 int test_wakeup(void);
 int test_starvation(void);
 int test_recursion(void);
+int test_realtime(void);
 int test_revocation(void);
 int test_config(void);
 int test_innodb56(void);

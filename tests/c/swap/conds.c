@@ -355,25 +355,6 @@ static void herd_child(int n)
 	free(t);
 }
 
-/* The most threads the swapper saw waiting in a lock at once, from the JSON line
- * process pid wrote to path at its exit; -1 if there is none. */
-static long max_waiting_of(const char *path, pid_t pid)
-{
-	FILE *f = fopen(path, "r");
-	if (!f)
-		return -1;
-	char line[2048], want[64];
-	long v = -1;
-	snprintf(want, sizeof(want), "{\"pid\": %d,", (int)pid);
-	while (fgets(line, sizeof(line), f)) {
-		const char *k = strstr(line, "\"max_waiting\": ");
-		if (!strncmp(line, want, strlen(want)) && k)
-			v = atol(k + strlen("\"max_waiting\": "));
-	}
-	fclose(f);
-	return v;
-}
-
 /*
  * A broadcast to n waiters (1000) must not send them all into the mutex's lock
  * at once: the swapper's own count of threads waiting inside a lock (stats on)
@@ -393,7 +374,8 @@ int herd(void)
 		exit(0);   /* the swapper's destructor writes the child's line */
 	}
 	wait_child_ok(pid, "herd");
-	long most = max_waiting_of(path, pid);
+	/* The most threads the swapper saw waiting in a lock at once. */
+	long most = swap_record_number(path, pid, "max_waiting");
 	CHECK(most >= 0, "no statistics of process %d in %s", (int)pid, path);
 	printf("herd: at most %ld threads waiting in a lock at once\n", most);
 	/* The broadcaster's own wait at start-up, one waiter and the regainer: a few. */

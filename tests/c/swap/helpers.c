@@ -48,6 +48,24 @@ int init_typed(pthread_mutex_t *m, int type)
 	return rc;
 }
 
+long swap_record_number(const char *path, pid_t pid, const char *key)
+{
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return -1;
+	char line[4096], want[64], name[128];
+	long v = -1;
+	snprintf(want, sizeof(want), "{\"pid\": %d,", (int)pid);
+	snprintf(name, sizeof(name), "\"%s\": ", key);
+	while (fgets(line, sizeof(line), f)) {
+		const char *k = strstr(line, name);
+		if (!strncmp(line, want, strlen(want)) && k)
+			v = atol(k + strlen(name));
+	}
+	fclose(f);
+	return v;
+}
+
 void wait_child_ok(pid_t pid, const char *what)
 {
 	int status;

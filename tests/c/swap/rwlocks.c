@@ -227,3 +227,58 @@ int rwerrors(void)
 	free(many);
 	return 0;
 }
+
+/*
+ * LOCKLAB_SWAP_RWLOCK_FOR names one of the program's rwlocks by its symbol,
+ * test_swap`rw_site_hot: it alone gets the site's rwlock, chosen at its
+ * first use (a static initializer); the others, two initialised in static
+ * storage and one on the heap, get LOCKLAB_SWAP_RWLOCK's, or stay glibc's
+ * without it.  Readers and writers on all four keep their counters whole,
+ * and the child's record (LOCKLAB_SWAP_SITES_JSON) counts the site matched
+ * once and the others, without LOCKLAB_SWAP_RWLOCK, not chosen.
+ */
+static pthread_rwlock_t rw_site_hot = PTHREAD_RWLOCK_INITIALIZER;
+static pthread_rwlock_t rw_site_cold[2];
+
+static void rwsites_child(void)
+{
+	pthread_rwlock_t *heap = malloc(sizeof(*heap));
+	CHECK(heap && pthread_rwlock_init(heap, NULL) == 0, "init");
+	for (int i = 0; i < 2; i++)
+		CHECK(pthread_rwlock_init(&rw_site_cold[i], NULL) == 0, "init");
+	pthread_rwlock_t *ls[RW_LOCKS] = { &rw_site_hot, &rw_site_cold[0], &rw_site_cold[1], heap };
+	memcpy(rw_locks, ls, sizeof(ls));
+	rw_rounds = test_scaled(5000);
+	pthread_t t[4];
+	for (int i = 0; i < 4; i++)
+		spawn(rw_main, (void *)(intptr_t)i, &t[i]);
+	for (int i = 0; i < 4; i++)
+		join(t[i]);
+	for (int i = 0; i < RW_LOCKS; i++) {
+		long w = atomic_load(&rw_writes[i]);
+		CHECK(rw_a[i] == w && rw_b[i] == w, "lock %d: %ld and %ld after %ld writes", i,
+		      rw_a[i], rw_b[i], w);
+	}
+	CHECK(atomic_load(&rw_torn) == 0, "%ld reads saw a write half done", atomic_load(&rw_torn));
+}
+
+int rwsites(void)
+{
+	const char *path = getenv("LOCKLAB_SWAP_SITES_JSON");
+	CHECK(path && *path, "LOCKLAB_SWAP_SITES_JSON unset: the case reads the swapper's record");
+	fflush(stdout);
+	pid_t pid = fork();
+	CHECK(pid >= 0, "fork");
+	if (pid == 0) {
+		rwsites_child();
+		exit(0);   /* the swapper's destructor writes the child's record */
+	}
+	wait_child_ok(pid, "rwsites");
+	long matched = swap_record_number(path, pid, "matched");
+	long others = swap_record_number(path, pid, "rwlocks_not_chosen");
+	long want = getenv("LOCKLAB_SWAP_RWLOCK") ? 0 : RW_LOCKS - 1;
+	printf("rwsites: the site matched %ld rwlock, %ld not chosen\n", matched, others);
+	CHECK(matched == 1, "the site matched %ld rwlocks, not 1", matched);
+	CHECK(others == want, "%ld rwlocks not chosen, not %ld", others, want);
+	return 0;
+}

@@ -13,17 +13,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
-#include <unistd.h>
+
+#include "second_thread.h"
 
 static pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
-
-static void *blocked(void *p)
-{
-	char c;
-	ssize_t r = read(*(int *)p, &c, 1);
-	(void)r;
-	return NULL;
-}
 
 static double now_ns(void)
 {
@@ -46,9 +39,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: swap_cost [PAIRS >= 1] [RUNS 1..1000]\n");
 		return 2;
 	}
-	int fds[2];
-	pthread_t t;
-	if (pipe(fds) || pthread_create(&t, NULL, blocked, &fds[0])) {
+	struct second_thread s;
+	if (second_thread_start(&s)) {
 		fprintf(stderr, "swap_cost: cannot start the second thread\n");
 		return 1;
 	}
@@ -61,9 +53,7 @@ int main(int argc, char **argv)
 		}
 		ns[r] = (now_ns() - t0) / (double)pairs;
 	}
-	ssize_t w = write(fds[1], "x", 1);
-	(void)w;
-	pthread_join(t, NULL);
+	second_thread_stop(&s);
 	qsort(ns, (size_t)runs, sizeof(ns[0]), cmp);
 	printf("%.3f\n", ns[runs / 2]);
 	return 0;

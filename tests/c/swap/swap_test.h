@@ -41,6 +41,9 @@ int init_typed(pthread_mutex_t *m, int type);
 void *try_is_busy(void *p);
 /* The child pid must exit 0; what names the case in the failure. */
 void wait_child_ok(pid_t pid, const char *what);
+/* The number after KEY's first appearance ("KEY": N) in the JSON line process
+ * pid wrote to path at its exit (the swapper's records); -1 if there is none. */
+long swap_record_number(const char *path, pid_t pid, const char *key);
 
 /* rwlocks.c: what another thread gets from one call (op) on rw_subject. */
 extern pthread_rwlock_t *rw_subject;
@@ -71,5 +74,6 @@ int manythreads(void);
 int allocs(void);
 int rwcount(void);
 int rwerrors(void);
+int rwsites(void);
 
 #endif

@@ -32,6 +32,7 @@ static const struct test_case cases[] = {
 	{ "glibc", glibc_kept, 0 },
 	{ "rwcount", rwcount, 0 },
 	{ "rwerrors", rwerrors, 0 },
+	{ "rwsites", rwsites, 0 },
 	{ "rwfork", rwfork, 0 },
 	{ "rwforkheld", rwforkheld, 0 },
 };

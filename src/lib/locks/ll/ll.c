@@ -688,6 +688,13 @@ static int grant(ll_ll_t *l)
 
 void ll_ll_unlock_heir(ll_ll_t *l)
 {
+	/*
+	 * FREE: an unlock by a thread that does not hold the lock (ops.h: the
+	 * contract).  A grant would hand the heir a lock a newcomer may take
+	 * meanwhile; nothing is released, nothing granted.
+	 */
+	if (atomic_load_explicit(&l->locked, memory_order_relaxed) == LL_LL_FREE)
+		return;
 	/* Every 8th unlock with a heir waiting (locklab/locks/ll.h): at the turn's end,
 	 * grant it the lock. */
 	if (l->handoff_ns && ll_now_ns() - l->turn_start >= l->turn_len && grant(l))
