@@ -20,8 +20,9 @@
  * A node's word:
  *   PARKED      queued behind the candidates; asleep (SLEEPING) or about to be
  *   CANDIDATE   at the head: spins and publishes heartbeats, or sleeps
- *               (SLEEPING): after patience_ns without an unlock, or until
- *               the turn's end while it shares the holder's CPU
+ *               (SLEEPING): after patience_ns without an unlock or on a
+ *               crowded core (spin=auto), or until the turn's end while it
+ *               shares the holder's CPU
  *   GRANTED     unlinked by the granter, who began the node's turn: the
  *               waiter holds the lock
 
