@@ -48,6 +48,13 @@ enum {
 	 * and the library's helpers see none of its waits.
 	 */
 	LL_ALGO_GLIBC = 1u << 3,
+	/*
+	 * Survives threads outnumbering CPUs whatever its options: a waiter that
+	 * is not running never holds up the others for long (it parks, or the
+	 * lock passes it by).  A lock without the flag may still survive with
+	 * some option values (ll_config_preempt_safe).
+	 */
+	LL_ALGO_PREEMPT_SAFE = 1u << 4,
 };
 
 /* Bytes of algorithm state inside every ll_mutex_t (128 less ops and the monitor word). */
@@ -142,6 +149,19 @@ LL_API void ll_knobs_defaults(const struct ll_knob *knobs, size_t nknobs, void *
 			      size_t size);
 LL_API int ll_knobs_parse(const char *kind, const char *owner, const struct ll_knob *knobs,
 			  size_t nknobs, const char *opts, void *config, struct ll_error *err);
+/*
+ * The choices of knob k (a bit per choice's index) that make a lock survive
+ * threads outnumbering CPUs: the spin policy's yield and auto, which give the
+ * core away when a wait is long; 0 for every other knob.
+ */
+LL_API unsigned ll_knob_preempt_safe_choices(const struct ll_knob *k);
+/*
+ * 1 if a lock of these flags and knobs survives threads outnumbering CPUs
+ * with config's values: LL_ALGO_PREEMPT_SAFE, or a knob set to a choice
+ * that makes it so.  For mutexes and rwlocks alike.
+ */
+LL_API int ll_config_preempt_safe(unsigned flags, const struct ll_knob *knobs, size_t nknobs,
+				  const void *config);
 /* Print knob k's value in config ("pause", "30") into buf (k or config NULL: ""). */
 LL_API void ll_config_format(const struct ll_knob *k, const void *config, char *buf, size_t len);
 
@@ -165,8 +185,9 @@ LL_API void ll_set_allocator(const struct ll_allocator *a);
 	{ #field, help_, offsetof(type, field), def_, min_, max_, NULL }
 #define LL_KNOB_SPIN(type) LL_KNOB_SPIN_DEFAULT(type, LL_SPIN_PAUSE)
 #define LL_KNOB_SPIN_DEFAULT(type, def_) \
-	{ "spin", "spin-wait: pause, none, a dummy test-and-set (tas), or sched_yield (yield)", \
-	  offsetof(type, spin), def_, 0, 3, ll_spin_policy_names }
+	{ "spin", "spin-wait: pause, none, a dummy test-and-set (tas), sched_yield (yield), " \
+	  "or auto (pause, then yield once the wait is long)", \
+	  offsetof(type, spin), def_, 0, LL_SPIN_AUTO, ll_spin_policy_names }
 #define LL_COUNT(a) (sizeof(a) / sizeof((a)[0]))
 
 /*

@@ -72,23 +72,56 @@ static int entry_config(const struct entry *e, const char *opts, int64_t *config
 	return 0;
 }
 
-static const char *flag_text(const struct entry *e)
+static int preempt_safe(const struct entry *e, const void *config)
 {
-	int rw = is_kind(e, "rwlock");
-	if (is_kind(e, "gate"))
-		return "gate";
-	if (e->flags & LL_ALGO_FIFO)
-		return rw ? "rwlock, spins, FIFO" : "spins, FIFO";
-	if (e->flags & LL_ALGO_PARKS)
-		return rw ? "rwlock, parks" : "parks";
-	return rw ? "rwlock, spins" : "spins";
+	return ll_config_preempt_safe(e->flags, e->knobs, e->nknobs, config);
+}
+
+/*
+ * The choices of knob k that would make the entry survive preemption, where
+ * it does not whatever its options; 0 when none (or it does anyway).
+ */
+static unsigned safe_choices(const struct entry *e, const struct ll_knob *k)
+{
+	return e->flags & LL_ALGO_PREEMPT_SAFE ? 0 : ll_knob_preempt_safe_choices(k);
+}
+
+/*
+ * "rwlock, parks, FIFO, preemption-safe"; a lock that survives preemption
+ * only with other options names them: "spins; preemption-safe with spin=yield
+ * or spin=auto".
+ */
+static void print_flags(const struct entry *e, const void *config)
+{
+	if (is_kind(e, "gate")) {
+		fputs("gate", stdout);
+		return;
+	}
+	printf("%s%s%s", is_kind(e, "rwlock") ? "rwlock, " : "",
+	       e->flags & LL_ALGO_PARKS ? "parks" : "spins", e->flags & LL_ALGO_FIFO ? ", FIFO" : "");
+	if (preempt_safe(e, config)) {
+		fputs(", preemption-safe", stdout);
+		return;
+	}
+	const char *sep = "; preemption-safe with ";
+	for (size_t k = 0; k < e->nknobs; k++) {
+		unsigned safe = safe_choices(e, &e->knobs[k]);
+		for (size_t c = 0; safe && e->knobs[k].choices[c]; c++) {
+			if (!((safe >> c) & 1))
+				continue;
+			printf("%s%s=%s", sep, e->knobs[k].name, e->knobs[k].choices[c]);
+			sep = " or ";
+		}
+	}
 }
 
 static void print_text(const struct entry *e, const void *config)
 {
 	char val[64];
 
-	printf("%-18s %s [%s]\n", e->name, e->summary, flag_text(e));
+	printf("%-18s %s [", e->name, e->summary);
+	print_flags(e, config);
+	fputs("]\n", stdout);
 	for (size_t k = 0; k < e->nknobs; k++) {
 		const struct ll_knob *kn = &e->knobs[k];
 		char arg[96];
@@ -116,9 +149,10 @@ static void print_json(const struct entry *e, const void *config)
 	printf(",\"built\":true,\"library\":%s,\"summary\":", json_bool(e->library));
 	json_string(stdout, e->summary);
 	if (!is_kind(e, "gate")) /* a gate neither parks nor spins: its policy's summary says how it waits */
-		printf(",\"parks\":%s,\"fifo\":%s,\"spins\":%s,\"glibc\":%s",
+		printf(",\"parks\":%s,\"fifo\":%s,\"spins\":%s,\"glibc\":%s,\"preemption_safe\":%s",
 		       json_bool(e->flags & LL_ALGO_PARKS), json_bool(e->flags & LL_ALGO_FIFO),
-		       json_bool(e->flags & LL_ALGO_SPINS), json_bool(e->flags & LL_ALGO_GLIBC));
+		       json_bool(e->flags & LL_ALGO_SPINS), json_bool(e->flags & LL_ALGO_GLIBC),
+		       json_bool(preempt_safe(e, config)));
 	fputs(",\"knobs\":[", stdout);
 	for (size_t k = 0; k < e->nknobs; k++) {
 		const struct ll_knob *kn = &e->knobs[k];
@@ -140,6 +174,19 @@ static void print_json(const struct entry *e, const void *config)
 				json_string(stdout, kn->choices[c]);
 			}
 			fputc(']', stdout);
+			/* The values that would make the lock survive preemption (it does not as it is). */
+			unsigned safe = safe_choices(e, kn);
+			if (safe) {
+				fputs(",\"preemption_safe_choices\":[", stdout);
+				for (size_t c = 0, n = 0; kn->choices[c]; c++) {
+					if (!((safe >> c) & 1))
+						continue;
+					if (n++)
+						fputc(',', stdout);
+					json_string(stdout, kn->choices[c]);
+				}
+				fputc(']', stdout);
+			}
 		} else {
 			printf(",\"min\":%lld,\"max\":%lld", (long long)kn->min, (long long)kn->max);
 		}

@@ -86,6 +86,8 @@ static int class_set(struct swap_class *c, const char *name, size_t nlen, const 
 	snprintf(c->name, sizeof(c->name), "%s", o->name);
 	snprintf(c->opts, sizeof(c->opts), "%s", opts ? opts : "");
 	c->ops = o;
+	c->pure_spin = (o->flags & LL_ALGO_SPINS) &&
+		       !ll_config_preempt_safe(o->flags, o->knobs, o->nknobs, c->config);
 	int glibc_state = (o->flags & LL_ALGO_GLIBC) != 0;
 	c->lock = glibc_state ? glibc_state_lock : o->lock;
 	c->unlock = glibc_state ? glibc_state_unlock : o->unlock;
@@ -305,6 +307,7 @@ void swap_config_load(void)
 		size_t need = slot_bytes_for(swap_classes[i].ops->state_size);
 		if (need > swap_mutex_slots.bytes)
 			swap_mutex_slots.bytes = need;
+		swap_hot.watching |= swap_classes[i].pure_spin;
 	}
 	outputs_load();
 	swap_tls.setup--;

@@ -31,6 +31,7 @@ struct swap_class {
 	int64_t config[LL_CONFIG_MAX];
 	char name[64], opts[256];
 	char site[SWAP_SITE_LEN];   /* "" for swap_classes[0] */
+	int pure_spin;              /* spins and does not survive preemption with its options */
 	atomic_ulong matched;       /* mutexes given this class (sites and glibc's) */
 };
 extern struct swap_class swap_classes[1 + SWAP_SITES], swap_glibc_class;
@@ -43,6 +44,9 @@ extern struct swap_class *swap_rest;   /* swap_classes[0], or swap_glibc_class *
  * otherwise. */
 struct swap_hot {
 	int counting;            /* stats on: count acquisitions */
+	/* A class is a pure spinlock and nobody has been warned yet: its threads
+	 * are counted on the general path (spinwatch.c), cleared once warned. */
+	int watching;
 	unsigned fork_gen;       /* forks since the first process (slot.c) */
 	/* The rwlocks' classes: NULL, every rwlock glibc's (neither
 	 * LOCKLAB_SWAP_RWLOCK nor _FOR); else the class of those no site chose
@@ -102,6 +106,19 @@ static inline int swap_counting(void) { return swap_hot.counting; }
  * or first use).  Lock and unlock leave the class to their general path. */
 #define GLIBC(m) (swap_glibcs(swap_kind_of(m)) || \
 		  unlikely(__atomic_load_n(&SM(m)->cls, __ATOMIC_RELAXED) == GLIBC_CLASS))
+
+/* ------------------------------------------------------------- spinwatch.c */
+
+/*
+ * A thread's first acquisition of a pure spinlock's mutex (class c): once
+ * the live threads outnumber the CPUs, one warning on stderr naming the
+ * locks that survive that, and the watch ends.
+ */
+void swap_spin_meet(const struct swap_class *c);
+static inline int swap_watching(void)
+{
+	return __atomic_load_n(&swap_hot.watching, __ATOMIC_RELAXED);
+}
 
 #pragma GCC visibility pop
 

@@ -153,6 +153,8 @@ __attribute__((noinline)) int swap_acquire(pthread_mutex_t *m, int kind, enum sw
 			return 0;
 		}
 	}
+	if (unlikely(c->pure_spin) && !swap_tls.met_spinlock && swap_watching())
+		swap_spin_meet(c);
 	if (swap_stale(&s->gen)) {
 		int rc = swap_slot_repair(lockref(s), &c->recipe, how, clk, abs);
 		if (rc)
@@ -202,12 +204,14 @@ __attribute__((noinline)) int swap_release(pthread_mutex_t *m, int kind)
  * The common case, inline in lock and unlock: a normal (or adaptive) mutex,
  * its slot made and current since any fork, statistics off.  Its slot, or
  * NULL for the general path (which also serves a glibc-class mutex: it has
- * no slot).  The caller then calls its class's lock or unlock: the class
- * word (offset 32) is beside the slot's (24), one dependent load more.
+ * no slot, and a pure spinlock's while its threads are watched).  The caller
+ * then calls its class's lock or unlock: the class word (offset 32) is
+ * beside the slot's (24), one dependent load more.
  */
 static inline void *fast_slot(struct swap_mutex *s, int kind)
 {
-	if (owned_type(kind) || swap_stale(&s->gen) || unlikely(swap_hot.counting))
+	if (owned_type(kind) || swap_stale(&s->gen) || unlikely(swap_hot.counting) ||
+	    unlikely(swap_watching()))
 		return NULL;
 	return slot_of_made(s);
 }

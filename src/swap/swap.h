@@ -130,6 +130,7 @@ struct swap_tls {
 	uint32_t acq, cont;  /* counts not yet added to the totals */
 	uint32_t rw, rwc;    /* rwlock acquisitions, and contended ones, not yet added */
 	int keyed;           /* the exit flush is registered */
+	int met_spinlock;    /* this thread has taken a pure spinlock (spinwatch.c) */
 };
 extern __thread struct swap_tls swap_tls __attribute__((tls_model("initial-exec")));
 

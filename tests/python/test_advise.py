@@ -18,9 +18,11 @@ from pathlib import Path
 import pytest
 
 from conftest import built_program, locklab, one_line_error, rows, skip_unless_built
-from locklab.advise import output, plan, verdict
+from locklab import native
+from locklab.advise import candidates, output, plan, verdict
 from locklab.advise.plan import BASELINE, PASS, WHOLE, Variant
 from locklab.advise.workloads import COLLAPSED, command_for
+from locklab.sweep.presets import split_lock
 
 ROOT = Path(__file__).resolve().parents[2]
 HOT_COLD = ROOT / "tests" / "c" / "advise" / "hot_cold.c"
@@ -314,3 +316,18 @@ def test_a_server_under_its_load_command(tmp_path):
     # Every server was stopped: nothing listens on its port any more.
     with pytest.raises(OSError):
         socket.create_connection(("127.0.0.1", int(port)), timeout=1).close()
+
+
+def test_the_default_mutex_candidates_survive_preemption():
+    """Every lock advise tries on a mutex by default survives threads outnumbering the
+    CPUs (locklab list's preemption_safe, with the entry's options applied): fifo-tp
+    among those that park, and a spinlock at spin=auto, the policy that spins while
+    that pays."""
+    names = candidates.default(candidates.MUTEX)
+    assert "fifo-tp" in names and candidates.SPINLOCK in names
+    name, opts = split_lock(candidates.SPINLOCK)
+    spinlock = native.algorithms(name, opts or None)[0]
+    assert spinlock["spins"] and not spinlock["parks"] and opts == "spin=auto"
+    for entry in names:
+        name, opts = split_lock(entry)
+        assert native.algorithms(name, opts or None)[0]["preemption_safe"] is True, entry

@@ -7,7 +7,7 @@ import pytest
 
 ALGORITHMS = {
     "pthread", "pthread-adaptive", "innodb56", "spin-trylock",
-    "tas", "ttas", "ticket", "mcs", "futex", "ll",
+    "tas", "ttas", "ticket", "mcs", "fifo-tp", "futex", "ll",
 }
 
 
@@ -33,7 +33,7 @@ def test_list_json_has_knobs_with_defaults():
     assert knobs["sync_spin_loops"]["default"] == "30"
     assert knobs["spin_wait_delay"]["default"] == "6"
     assert knobs["pause_multiplier"]["default"] == "50"
-    assert knobs["spin"]["choices"] == ["pause", "none", "tas", "yield"]
+    assert knobs["spin"]["choices"] == ["pause", "none", "tas", "yield", "auto"]
     assert algos["ticket"]["fifo"] and not algos["ticket"]["parks"]
     assert algos["futex"]["parks"]
 
@@ -51,6 +51,32 @@ def test_list_json_says_how_each_lock_waits():
     assert glibc == {("mutex", "pthread"), ("mutex", "pthread-adaptive"), ("rwlock", "pthread")}
     assert algos["mutex", "mcs"]["spins"] and algos["mutex", "mcs"]["fifo"]
     assert algos["mutex", "futex"]["parks"] and not algos["mutex", "futex"]["spins"]
+
+
+def test_list_marks_what_survives_preemption():
+    """Each lock says whether it survives threads outnumbering the CPUs; a lock
+    that spins names the option values that would make it survive."""
+    out = locklab("list", "--json")
+    assert out.returncode == 0, out.stderr
+    entries = [a for a in json.loads(out.stdout) if a.get("built", True)]
+    mutexes = {a["name"]: a for a in entries if a["kind"] == "mutex"}
+    for name in ("pthread", "futex", "ll", "fifo-tp"):
+        assert mutexes[name]["preemption_safe"] is True
+        assert all("preemption_safe_choices" not in k for k in mutexes[name]["knobs"])
+    for name in ("tas", "ttas", "ticket", "mcs"):
+        assert mutexes[name]["preemption_safe"] is False
+        spin = {k["name"]: k for k in mutexes[name]["knobs"]}["spin"]
+        assert spin["preemption_safe_choices"] == ["yield", "auto"]
+    assert all(a["preemption_safe"] for a in entries if a["kind"] == "rwlock")
+    applied = locklab("list", "mcs", "--lock-opts", "spin=auto", "--json")
+    assert applied.returncode == 0, applied.stderr
+    assert json.loads(applied.stdout)[0]["preemption_safe"] is True
+    text = {line.split()[0]: line for line in locklab("list").stdout.splitlines()
+            if line and not line.startswith(" ") and "[rwlock" not in line}
+    assert text["mcs"].endswith("[spins, FIFO; preemption-safe with spin=yield or spin=auto]")
+    assert text["fifo-tp"].endswith("[parks, FIFO, preemption-safe]")
+    assert text["futex"].endswith("[parks, preemption-safe]")
+
 
 
 def test_list_json_tells_the_librarys_locks_from_the_peers():

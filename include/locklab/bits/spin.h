@@ -11,7 +11,22 @@
  *          choice, a serialising instruction that keeps the core idle.
  *   yield  sched_yield(): gives the core to a runnable thread, such as a
  *          preempted lock holder or the waiter whose turn it is in a FIFO
- *          lock; the only policy that copes when threads outnumber cores.
+ *          lock.
+ *   auto   PAUSE while the wait is short, then sched_yield: a wait that
+ *          outlasts a few microseconds of PAUSEs means the holder, or the
+ *          waiter whose turn it is, is not running, and the core is better
+ *          given to it.  A yield that comes back at once says nobody else
+ *          wanted this core: PAUSE again.  One that another thread's run
+ *          delayed says the core is crowded: the thread's waits for the next
+ *          millisecond yield from their first look.  A lock that can wake
+ *          its waiters parks them once their core is crowded or they have
+ *          yielded a while (ll_spinner_parks): a FIFO lock's next owner
+ *          then finds its CPU free of spinners.  Only a wait that keeps
+ *          its state (struct ll_spinner) changes; a lone
+ *          ll_spin_wait(LL_SPIN_AUTO) is a PAUSE.
+ *
+ *   yield and auto are the policies that cope when threads outnumber cores
+ *   (ll_spin_preempt_safe).
  *
  * PAUSE's cost differs by an order of magnitude between CPU generations: a
  * budget counted in PAUSEs means another time on another machine.
@@ -34,8 +49,12 @@
 extern "C" {
 #endif
 
-enum ll_spin_policy { LL_SPIN_PAUSE = 0, LL_SPIN_NONE = 1, LL_SPIN_TAS = 2, LL_SPIN_YIELD = 3 };
-#define LL_SPIN_POLICIES 4
+enum ll_spin_policy {
+	LL_SPIN_PAUSE = 0, LL_SPIN_NONE = 1, LL_SPIN_TAS = 2, LL_SPIN_YIELD = 3, LL_SPIN_AUTO = 4
+};
+#define LL_SPIN_POLICIES 5
+/* The policies that give the core away when a wait is long (a bit per policy). */
+#define LL_SPIN_PREEMPT_SAFE ((1u << LL_SPIN_YIELD) | (1u << LL_SPIN_AUTO))
 
 /* Names of the policies in enum order, NULL-terminated (knob choices). */
 extern LL_API const char *const ll_spin_policy_names[];
@@ -55,7 +74,7 @@ static inline void ll_cpu_relax(void)
 static inline void ll_spin_wait(unsigned policy)
 {
 	ll_mon_note_spin();
-	if (policy == LL_SPIN_PAUSE) {
+	if (policy == LL_SPIN_PAUSE || policy == LL_SPIN_AUTO) {
 		ll_cpu_relax();
 	} else if (policy == LL_SPIN_TAS) {
 		/* A stack byte: the locked instruction never leaves this core's cache. */
@@ -68,10 +87,65 @@ static inline void ll_spin_wait(unsigned policy)
 	}
 }
 
+/*
+ * One wait that lasts: the policy's wait at every look, except auto's, which
+ * changes with the looks this wait has taken.  Start one per wait.
+ */
+struct ll_spinner {
+	uint32_t waits;
+	uint8_t policy;
+};
+
+static inline struct ll_spinner ll_spinner_start(unsigned policy)
+{
+	struct ll_spinner s = { 0, (uint8_t)policy };
+	return s;
+}
+
+/* auto's paused looks before it yields: set by the calibration, which a wait's first look runs. */
+extern LL_API uint32_t ll_spin_auto_pauses;
+/* auto's first look of a wait: no paused looks where the core was crowded just now. */
+LL_API void ll_spin_auto_begin(struct ll_spinner *s);
+/* auto past its paused looks. */
+LL_API void ll_spin_auto_wait(struct ll_spinner *s);
+
+/* Yields of an auto wait before a lock that can park its waiter parks it. */
+#define LL_SPIN_AUTO_PARK_YIELDS 8
+
+/*
+ * For a lock that can wake a sleeping waiter: 1 when its auto wait should
+ * sleep now (crowded core, or LL_SPIN_AUTO_PARK_YIELDS yields); never for
+ * the other policies.
+ */
+static inline int ll_spinner_parks(const struct ll_spinner *s)
+{
+	return s->policy == LL_SPIN_AUTO && s->waits &&
+	       s->waits >= ll_spin_auto_pauses + LL_SPIN_AUTO_PARK_YIELDS;
+}
+
+static inline void ll_spinner_wait(struct ll_spinner *s)
+{
+	if (s->policy != LL_SPIN_AUTO) {
+		ll_spin_wait(s->policy);
+		return;
+	}
+	if (s->waits == 0)
+		ll_spin_auto_begin(s);
+	if (s->waits < ll_spin_auto_pauses) {
+		s->waits++;
+		ll_spin_wait(LL_SPIN_PAUSE);
+	} else {
+		ll_spin_auto_wait(s);
+	}
+}
+
 /* Measure every policy's cost; idempotent, thread-safe, ~1 ms the first time. */
 LL_API void ll_spin_calibrate(void);
 
-/* Nanoseconds one ll_spin_wait(policy) takes on this machine (calibrates on first use). */
+/*
+ * Nanoseconds one ll_spin_wait(policy) takes on this machine (calibrates on
+ * first use); auto's is PAUSE's, its first waits: budgets count looks.
+ */
 LL_API double ll_spin_ns(unsigned policy);
 
 /* Waits of `policy` that take about `ns` nanoseconds; at least 1 when ns > 0. */
@@ -136,8 +210,8 @@ static inline int ll_deadline_passed(const struct timespec *abs_mono)
 
 /*
  * timedlock for locks that cannot abandon a queued wait (ticket, MCS) or
- * have nothing to abandon (TAS): poll try_fn(state) with spin waits until it
- * returns 0, or ETIMEDOUT once the deadline has passed.
+ * have nothing to abandon (TAS): poll try_fn(state) with spin waits of one
+ * spinner until it returns 0, or ETIMEDOUT once the deadline has passed.
  */
 LL_API int ll_spin_poll_until(int (*try_fn)(void *), void *state, unsigned policy,
 			      const struct timespec *abs_mono);

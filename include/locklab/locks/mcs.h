@@ -8,11 +8,14 @@
  *
  *   node { next, locked }: each waiter spins on its own node's `locked`,
  *   so a release moves one line to one waiter, not to all of them.
+ *   locked: 1 WAITING, 0 GRANTED; with spin=auto also 2 ASLEEP (a waiter
+ *   whose core is crowded sleeps on it: the unlock swaps in 0 and wakes it).
  *
  *   lock:   node.next = NULL, node.locked = 1; pred = XCHG(tail, node);
  *           if pred: pred.next = node; spin while node.locked
  *   unlock: if node.next == NULL: CAS(tail, node -> NULL) and done, or
- *           wait for the successor to link itself; succ.locked = 0.
+ *           wait for the successor to link itself; succ.locked = 0
+ *           (spin=auto: XCHG, and FUTEX_WAKE if it was ASLEEP).
  *           The CAS failing on a NULL tail (or the node of no queue): an
  *           unlock of a lock nobody holds, which leaves it as it is
  *

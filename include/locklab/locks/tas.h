@@ -38,8 +38,9 @@ static inline int ll_tas_trylock(ll_tas_t *l)
 
 static inline void ll_tas_lock(ll_tas_t *l)
 {
+	struct ll_spinner s = ll_spinner_start(l->spin);
 	while (atomic_exchange_explicit(&l->word, 1, memory_order_acquire))
-		ll_spin_wait(l->spin);
+		ll_spinner_wait(&s);
 }
 
 static inline void ll_tas_unlock(ll_tas_t *l)

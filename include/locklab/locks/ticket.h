@@ -20,6 +20,12 @@
  * a preempted waiter stalls everyone behind it, so this lock collapses when
  * threads outnumber cores.  Timed waits cannot give back a drawn ticket, so
  * timedlock polls with trylock until the deadline.
+ *
+ *   sleepers  spin=auto only: waiters asleep on `owner` (FUTEX_WAIT_BITSET,
+ *             the bit of their ticket mod 32); an unlock that sees any wakes
+ *             the bit of the next ticket, after a fence that orders its
+ *             store to owner before its load of sleepers (a sleeper adds
+ *             itself, then looks at owner again, before it sleeps).
  */
 #ifndef LOCKLAB_TICKET_H
 #define LOCKLAB_TICKET_H
@@ -38,6 +44,7 @@ typedef struct {
 	atomic_uint owner;
 	uint32_t backoff;      /* spin waits per thread ahead */
 	uint8_t spin;
+	atomic_uint sleepers;  /* spin=auto: waiters asleep on owner */
 } ll_ticket_t;
 
 struct ll_ticket_config {
@@ -48,6 +55,8 @@ struct ll_ticket_config {
 LL_API int ll_ticket_init(ll_ticket_t *l, const struct ll_ticket_config *cfg);
 LL_API void ll_ticket_wait(ll_ticket_t *l, unsigned ticket);
 LL_API int ll_ticket_timedlock(ll_ticket_t *l, const struct timespec *abs_mono);
+/* spin=auto's unlock after its store: wake the next ticket if anyone sleeps. */
+LL_API void ll_ticket_wake(ll_ticket_t *l, unsigned next);
 static inline void ll_ticket_destroy(ll_ticket_t *l) { (void)l; }
 
 /* PASSED (owner o ahead of next n) -> HELD: 0, or EBUSY when the lock is not PASSED. */
@@ -78,6 +87,8 @@ static inline void ll_ticket_unlock(ll_ticket_t *l)
 	/* Only the holder writes owner: a plain increment published by release. */
 	unsigned o = atomic_load_explicit(&l->owner, memory_order_relaxed);
 	atomic_store_explicit(&l->owner, o + 1, memory_order_release);
+	if (l->spin == LL_SPIN_AUTO)
+		ll_ticket_wake(l, o + 1);
 }
 
 #endif

@@ -1,7 +1,8 @@
 """The locks advise tries on a program's locks: by default the library's locks that
-park and one yielding spinlock for a mutex, the library's rwlocks for an rwlock,
-less glibc's own (the native lock, which every run of the program is judged
-against already); or the ones given, checked as the swapper would check them."""
+park (fifo-tp among them) and one spinlock that survives preemption for a mutex, the
+library's rwlocks for an rwlock, less glibc's own (the native lock, which every run of
+the program is judged against already); or the ones given, checked as the swapper
+would check them."""
 from __future__ import annotations
 
 from .. import native
@@ -11,9 +12,14 @@ from ..sweep.presets import split_lock
 
 # The lock that stands for glibc's own mutex and rwlock in the library: native.
 GLIBC = "pthread"
-# The spinlock among a mutex's candidates. It yields while it waits: a spinner that
-# only pauses holds a CPU its lock's holder may need (docs/swap.md).
-SPINLOCK = "tas:spin=yield"
+# The spinlock among a mutex's candidates. spin=auto pauses while the holder runs, which
+# is what a spinlock is for, and gives its core away once the core is crowded: a spinner
+# that only pauses holds a CPU its lock's holder may need (docs/swap.md). A barging
+# spinlock, ttas: the FIFO answer that survives preemption, fifo-tp, is among the locks
+# that park already, and the FIFO spinlocks at spin=auto (mcs, ticket) put their waiters
+# to sleep on a crowded core, where they would answer as the parking locks do. ttas
+# rather than tas: its waiters read the word and try their CAS only when it looks free.
+SPINLOCK = "ttas:spin=auto"
 
 MUTEX, RWLOCK = "mutex", "rwlock"
 

@@ -222,7 +222,7 @@ def add_parser(sub, db) -> None:
                    "(repeatable)")
     p.add_argument("--locks", type=lock_list, metavar="L,...",
                    help="a mutex's candidates, NAME or NAME:K=V,... (default: the library's "
-                   "locks that park, but pthread, and tas:spin=yield)")
+                   "locks that park, but pthread, and ttas:spin=auto)")
     p.add_argument("--rwlocks", type=lock_list, metavar="L,...",
                    help="an rwlock's candidates (default: the library's rwlocks but pthread)")
     p.add_argument("--passes", type=in_range(3, MAX_REPEAT), metavar="R",

@@ -12,6 +12,22 @@ from ..errors import LocklabError
 from ..profile import attach
 
 
+def flags(a: dict) -> str:
+    """How an entry of `list --json` waits, as locklab-bench's text shows it:
+    "rwlock, parks, FIFO, preemption-safe", or for a lock that survives
+    preemption only with other options, "spins; preemption-safe with spin=yield
+    or spin=auto"."""
+    if a.get("kind") == "gate":
+        return "gate"
+    parts = ["rwlock"] if a.get("kind") == "rwlock" else []
+    parts += ["parks" if a["parks"] else "spins"] + (["FIFO"] if a["fifo"] else [])
+    text = ", ".join(parts)
+    if a.get("preemption_safe"):
+        return f"{text}, preemption-safe"
+    safe = [f"{k['name']}={c}" for k in a["knobs"] for c in k.get("preemption_safe_choices", [])]
+    return f"{text}; preemption-safe with {' or '.join(safe)}" if safe else text
+
+
 def command(args: argparse.Namespace) -> int:
     if args.rwlock and args.gate:
         raise LocklabError("list: --rwlock and --gate exclude each other")
@@ -31,13 +47,7 @@ def command(args: argparse.Namespace) -> int:
         if not a.get("built", True):
             unbuilt.setdefault(a["note"], []).append(a["name"])
             continue
-        if a.get("kind") == "gate":
-            how = "gate"
-        else:
-            how = "parks" if a["parks"] else ("spins, FIFO" if a["fifo"] else "spins")
-        if a.get("kind") == "rwlock":
-            how = f"rwlock, {how}"
-        print(f"{a['name']:<18} {a['summary']} [{how}]")
+        print(f"{a['name']:<18} {a['summary']} [{flags(a)}]")
         for k in a["knobs"]:
             shown = f"{k['name']}={k['value']}"
             print(f"    {shown:<28} {k['help']}")

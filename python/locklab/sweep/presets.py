@@ -95,8 +95,8 @@ AUTO_WARMUP_S = 1.5
 GATE_WARMUP = {"auto": AUTO_WARMUP_S}
 # Real servers with their pthread locks swapped (docs/swap.md): each pass starts each
 # program once per lock and runs its load tests at every client count on it. Points are
-# whole seconds (memcaslap's and sysbench's --time); 3 passes of 1 s points, 9 locks,
-# ~12 minutes on 2 cores.  The spinlocks yield while they wait (NAME:K=V, the lock's own
+# whole seconds (memcaslap's and sysbench's --time); 3 passes of 1 s points, 10 locks,
+# ~13 minutes on 2 cores.  The spinlocks yield while they wait (NAME:K=V, the lock's own
 # options): with PAUSE alone, mcs's MariaDB servers at 64 clients were stuck past every
 # timeout on 2 vCPUs (docs/swap.md).
 PROGRAM_TESTS = {"memcached": [""], "mariadb": ["oltp_point_select", "oltp_read_only"]}

@@ -146,7 +146,7 @@ extern "C" const struct ll_lock_ops ll_absl_ops = {
 	/* name */ "absl",
 	/* summary */ "abseil's absl::Mutex: spins briefly, then queues and parks on a futex "
 		      "(deadlock detection off)",
-	/* flags */ LL_ALGO_PARKS,
+	/* flags */ LL_ALGO_PARKS | LL_ALGO_PREEMPT_SAFE,
 	/* knobs */ nullptr,
 	/* nknobs */ 0,
 	/* config_size */ sizeof(absl_config),

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "locklab/ops.h"
+#include "locklab/bits/spin.h"
 
 static const char *knob_name(size_t i, const void *ctx)
 {
@@ -63,6 +64,24 @@ void ll_config_format(const struct ll_knob *k, const void *config, char *buf, si
 		snprintf(buf, len, "%s", k->choices[v]);
 	else
 		snprintf(buf, len, "%" PRId64, v);
+}
+
+unsigned ll_knob_preempt_safe_choices(const struct ll_knob *k)
+{
+	return k && k->choices == ll_spin_policy_names ? LL_SPIN_PREEMPT_SAFE : 0;
+}
+
+int ll_config_preempt_safe(unsigned flags, const struct ll_knob *knobs, size_t nknobs,
+			   const void *config)
+{
+	if (flags & LL_ALGO_PREEMPT_SAFE)
+		return 1;
+	for (size_t i = 0; knobs && config && i < nknobs; i++) {
+		int64_t v = *knob_field(&knobs[i], (void *)config);
+		if (v >= 0 && v < 32 && ((ll_knob_preempt_safe_choices(&knobs[i]) >> v) & 1))
+			return 1;
+	}
+	return 0;
 }
 
 /* 1 if an item of opts before `item` sets the key of klen bytes at item (those items are valid). */

@@ -7,7 +7,21 @@
 
 #include "locklab/bits/spin.h"
 
-const char *const ll_spin_policy_names[] = { "pause", "none", "tas", "yield", NULL };
+const char *const ll_spin_policy_names[] = { "pause", "none", "tas", "yield", "auto", NULL };
+
+/*
+ * auto pauses for this long before it yields: several handoffs of a lock
+ * whose holder runs, well under a scheduler's time slice.
+ */
+#define AUTO_PAUSE_NS 10000
+uint32_t ll_spin_auto_pauses;
+/*
+ * A yield that took this many calibrated yields ran another thread: the
+ * core is crowded, and the thread's waits yield at once for CROWDED_NS.
+ */
+#define CROWDED_YIELDS 4
+#define CROWDED_NS 1000000
+static _Thread_local uint64_t crowded_until __attribute__((tls_model("initial-exec")));
 
 static double spin_ns_per_wait[LL_SPIN_POLICIES];
 static pthread_once_t calibrate_once = PTHREAD_ONCE_INIT;
@@ -36,7 +50,9 @@ static double measure(unsigned policy)
 static void calibrate(void)
 {
 	for (unsigned p = 0; p < LL_SPIN_POLICIES; p++)
-		spin_ns_per_wait[p] = measure(p);
+		spin_ns_per_wait[p] = p == LL_SPIN_AUTO ? spin_ns_per_wait[LL_SPIN_PAUSE] : measure(p);
+	double pauses = AUTO_PAUSE_NS / spin_ns_per_wait[LL_SPIN_PAUSE];
+	ll_spin_auto_pauses = pauses < 1 ? 1 : pauses > 1e9 ? 1000000000u : (uint32_t)pauses;
 }
 
 void ll_spin_calibrate(void)
@@ -60,16 +76,40 @@ uint32_t ll_spin_iters(unsigned policy, int64_t ns)
 	return n > 4e9 ? UINT32_MAX : (uint32_t)n;
 }
 
+void ll_spin_auto_begin(struct ll_spinner *s)
+{
+	/* Calibrated before this thread reads ll_spin_auto_pauses (pthread_once orders it). */
+	ll_spin_calibrate();
+	s->waits = ll_now_ns() < crowded_until ? ll_spin_auto_pauses : 1;
+}
+
+void ll_spin_auto_wait(struct ll_spinner *s)
+{
+	uint64_t t0 = ll_now_ns();
+	ll_spin_wait(LL_SPIN_YIELD);
+	uint64_t t1 = ll_now_ns();
+	if ((double)(t1 - t0) > CROWDED_YIELDS * ll_spin_ns(LL_SPIN_YIELD)) {
+		crowded_until = t1 + CROWDED_NS;
+		/* A lock that can park its waiter parks it now (ll_spinner_parks). */
+		s->waits = ll_spin_auto_pauses + LL_SPIN_AUTO_PARK_YIELDS;
+	} else if (t1 >= crowded_until) {
+		s->waits = 1;   /* nobody else wanted the core: pause again */
+	} else {
+		s->waits++;
+	}
+}
+
 int ll_spin_poll_until(int (*try_fn)(void *), void *state, unsigned policy,
 		       const struct timespec *abs_mono)
 {
+	struct ll_spinner s = ll_spinner_start(policy);
 	for (unsigned i = 0;; i++) {
 		if (try_fn(state) == 0)
 			return 0;
 		/* The clock costs more than an attempt: look at it once every 64. */
 		if ((i & 63) == 63 && ll_deadline_passed(abs_mono))
 			return ETIMEDOUT;
-		ll_spin_wait(policy);
+		ll_spinner_wait(&s);
 	}
 }
 

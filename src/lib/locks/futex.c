@@ -24,10 +24,11 @@ void ll_futex_wake_one(ll_futex_t *l)
 int ll_futex_lock_slow(ll_futex_t *l, const struct timespec *abs_mono)
 {
 	/* Optional spin: read-only polling keeps the line shared until it frees. */
+	struct ll_spinner s = ll_spinner_start(l->spin);
 	for (uint32_t i = 0; i < l->spin_iters; i++) {
 		if (atomic_load_explicit(&l->word, memory_order_relaxed) == 0 && ll_futex_trylock(l) == 0)
 			return 0;
-		ll_spin_wait(l->spin);
+		ll_spinner_wait(&s);
 	}
 	/*
 	 * Announce a sleeper by swapping in 2.  If the old value was 0 the lock
@@ -62,7 +63,7 @@ LL_OPS_ADAPTERS(futex, ll_futex_t)
 const struct ll_lock_ops ll_futex_ops = {
 	.name = "futex",
 	.summary = "three-state futex mutex (0 free, 1 held, 2 held+sleepers), wake one",
-	.flags = LL_ALGO_PARKS,
+	.flags = LL_ALGO_PARKS | LL_ALGO_PREEMPT_SAFE,
 	.knobs = knobs, .nknobs = LL_COUNT(knobs),
 	.config_size = sizeof(struct ll_futex_config),
 	LL_OPS_FUNCS(futex, ll_futex_t),

@@ -35,11 +35,12 @@ void ll_innodb56_signal(ll_innodb56_t *l)
 static int spin_phase(ll_innodb56_t *l, const struct timespec *abs_mono)
 {
 	uint32_t i = 0;
+	struct ll_spinner sp = ll_spinner_start(l->s.spin);
 
 	for (;;) {
 		while (atomic_load_explicit(&l->lock_word, memory_order_relaxed) &&
 		       i < l->s.spin_loops) {
-			ll_ib_spin_delay(&l->s);
+			ll_ib_spin_delay(&l->s, &sp);
 			i++;
 		}
 		if (i >= l->s.spin_loops)
@@ -86,7 +87,7 @@ LL_OPS_ADAPTERS(innodb56, ll_innodb56_t)
 const struct ll_lock_ops ll_innodb56_ops = {
 	.name = "innodb56",
 	.summary = "InnoDB 5.6 mutex: TAS, random ut_delay spin, sync array, broadcast on unlock",
-	.flags = LL_ALGO_PARKS,
+	.flags = LL_ALGO_PARKS | LL_ALGO_PREEMPT_SAFE,
 	.knobs = knobs, .nknobs = LL_COUNT(knobs),
 	.config_size = sizeof(struct ll_innodb56_config),
 	LL_OPS_FUNCS(innodb56, ll_innodb56_t),

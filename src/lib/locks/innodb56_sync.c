@@ -287,18 +287,18 @@ int ll_ib_wait_in_cell(struct ll_ib_array *a, struct ll_ib_cell *cell,
 }
 
 /* ut_delay(): `units` x pause_multiplier spin waits. */
-static void ut_delay(const struct ll_innodb56_spin *s, uint32_t units)
+static void ut_delay(const struct ll_innodb56_spin *s, uint32_t units, struct ll_spinner *sp)
 {
 	uint32_t n = units * s->pause_multiplier;
 	for (uint32_t i = 0; i < n; i++)
-		ll_spin_wait(s->spin);
+		ll_spinner_wait(sp);
 }
 
-void ll_ib_spin_delay(const struct ll_innodb56_spin *s)
+void ll_ib_spin_delay(const struct ll_innodb56_spin *s, struct ll_spinner *sp)
 {
 	/* ut_rnd_interval(0, d) in 5.6 is low + rnd % (high - low): 0..d-1. */
 	if (s->spin_wait_delay)
-		ut_delay(s, ll_rand32() % s->spin_wait_delay);
+		ut_delay(s, ll_rand32() % s->spin_wait_delay, sp);
 }
 
 void ll_ib_spin_set(struct ll_innodb56_spin *s, int64_t spin_loops, int64_t spin_wait_delay,

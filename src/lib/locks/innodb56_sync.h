@@ -57,8 +57,8 @@ void ll_ib_free_cell(struct ll_ib_array *a, struct ll_ib_cell *cell);
 int ll_ib_wait_in_cell(struct ll_ib_array *a, struct ll_ib_cell *cell,
 		       const struct timespec *abs_mono);
 
-/* One spin round's ut_delay(ut_rnd_interval(0, spin_wait_delay)). */
-void ll_ib_spin_delay(const struct ll_innodb56_spin *s);
+/* One spin round's ut_delay(ut_rnd_interval(0, spin_wait_delay)), waits of sp (s->spin's). */
+void ll_ib_spin_delay(const struct ll_innodb56_spin *s, struct ll_spinner *sp);
 
 /* The knobs' values into the lock: LL_IB_SPIN_SET(&lock->s, cfg). */
 void ll_ib_spin_set(struct ll_innodb56_spin *s, int64_t spin_loops, int64_t spin_wait_delay,

@@ -5,12 +5,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "core/futex_sys.h"
 #include "core/mem.h"
 #include "locklab/locks/mcs.h"
 #include "locks/algo.h"
 
 /* Locks one thread may hold at once before nodes come from the heap. */
 #define POOL_NODES 32
+
+/* A node's `locked` (drawn in mcs.h). */
+enum { NODE_GRANTED = 0, NODE_WAITING = 1, NODE_ASLEEP = 2 };
 
 /*
  * One thread-local block, initial-exec: in a shared library every separate
@@ -77,14 +81,25 @@ void ll_mcs_lock(ll_mcs_t *l)
 	struct ll_mcs_node *me = node_get();
 
 	atomic_store_explicit(&me->next, NULL, memory_order_relaxed);
-	atomic_store_explicit(&me->locked, 1, memory_order_relaxed);
+	atomic_store_explicit(&me->locked, NODE_WAITING, memory_order_relaxed);
 	/* acq_rel: publish our node's init to the successor; see pred's init. */
 	struct ll_mcs_node *pred = atomic_exchange_explicit(&l->tail, me, memory_order_acq_rel);
 	if (pred) {
+		struct ll_spinner s = ll_spinner_start(l->spin);
 		/* Release: pred's holder reads our node only after seeing this link. */
 		atomic_store_explicit(&pred->next, me, memory_order_release);
-		while (atomic_load_explicit(&me->locked, memory_order_acquire))
-			ll_spin_wait(l->spin);
+		unsigned v;
+		while ((v = atomic_load_explicit(&me->locked, memory_order_acquire)) != NODE_GRANTED) {
+			/* WAITING -> ASLEEP: the unlock that grants us sees it and wakes us. */
+			if (v == NODE_ASLEEP ||
+			    (ll_spinner_parks(&s) &&
+			     atomic_compare_exchange_strong_explicit(&me->locked, &v, NODE_ASLEEP,
+								     memory_order_relaxed,
+								     memory_order_relaxed)))
+				ll_sys_futex_wait(&me->locked, NODE_ASLEEP, NULL);
+			else
+				ll_spinner_wait(&s);
+		}
 	}
 	l->holder = me;
 }
@@ -133,11 +148,16 @@ void ll_mcs_unlock(ll_mcs_t *l)
 		if (!expect || me == &never_held)
 			return;
 		/* A successor swapped the tail but has not linked itself yet. */
+		struct ll_spinner s = ll_spinner_start(l->spin);
 		while (!(succ = atomic_load_explicit(&me->next, memory_order_acquire)))
-			ll_spin_wait(l->spin);
+			ll_spinner_wait(&s);
 	}
 	/* Release: the critical section happens-before the successor's. */
-	atomic_store_explicit(&succ->locked, 0, memory_order_release);
+	if (l->spin != LL_SPIN_AUTO)
+		atomic_store_explicit(&succ->locked, NODE_GRANTED, memory_order_release);
+	else if (atomic_exchange_explicit(&succ->locked, NODE_GRANTED, memory_order_release) ==
+		 NODE_ASLEEP)
+		ll_sys_futex_wake(&succ->locked, 1);   /* its address only: the node may be in use again */
 	node_put(me);
 }
 

@@ -54,7 +54,7 @@ _Static_assert(offsetof(ll_pthread_t, m) == 0, "glibc's mutex starts the state")
 const struct ll_lock_ops ll_pthread_ops = {
 	.name = "pthread",
 	.summary = "glibc default mutex: futex word, barging, no spin",
-	.flags = LL_ALGO_PARKS | LL_ALGO_GLIBC,
+	.flags = LL_ALGO_PARKS | LL_ALGO_GLIBC | LL_ALGO_PREEMPT_SAFE,
 	.config_size = sizeof(struct ll_pthread_config),
 	LL_OPS_FUNCS(pthread, ll_pthread_t),
 };
@@ -70,7 +70,7 @@ static int adaptive_init(void *s, const void *c)
 const struct ll_lock_ops ll_pthread_adaptive_ops = {
 	.name = "pthread-adaptive",
 	.summary = "glibc PTHREAD_MUTEX_ADAPTIVE_NP: bounded adaptive trylock spin, then futex",
-	.flags = LL_ALGO_PARKS | LL_ALGO_GLIBC,
+	.flags = LL_ALGO_PARKS | LL_ALGO_GLIBC | LL_ALGO_PREEMPT_SAFE,
 	.config_size = sizeof(struct ll_pthread_config),
 	.state_size = sizeof(ll_pthread_t),
 	.init = adaptive_init, .destroy = pthread_op_destroy, .lock = pthread_op_lock,

@@ -40,9 +40,10 @@ static atomic_int *spinner_counter(ll_spin_trylock_t *l)
 /* Spin rounds of (wait, trylock); 0 when the lock was taken. */
 static int spin_phase(ll_spin_trylock_t *l)
 {
+	struct ll_spinner s = ll_spinner_start(l->spin);
 	for (uint32_t r = 0; r < l->spin_loops; r++) {
 		for (uint32_t i = 0; i < l->round_iters; i++)
-			ll_spin_wait(l->spin);
+			ll_spinner_wait(&s);
 		if (pthread_mutex_trylock(&l->m) == 0)
 			return 0;
 	}
@@ -92,7 +93,7 @@ LL_OPS_ADAPTERS(spin_trylock, ll_spin_trylock_t)
 const struct ll_lock_ops ll_spin_trylock_ops = {
 	.name = "spin-trylock",
 	.summary = "innotsim's mutex: spin rounds of trylock, then pthread_mutex_lock; spinner limit",
-	.flags = LL_ALGO_PARKS,
+	.flags = LL_ALGO_PARKS | LL_ALGO_PREEMPT_SAFE,
 	.knobs = knobs, .nknobs = LL_COUNT(knobs),
 	.config_size = sizeof(struct ll_spin_trylock_config),
 	LL_OPS_FUNCS(spin_trylock, ll_spin_trylock_t),

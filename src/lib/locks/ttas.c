@@ -21,13 +21,14 @@ int ll_ttas_init(ll_ttas_t *l, const struct ll_ttas_config *cfg)
 int ll_ttas_lock_slow(ll_ttas_t *l, const struct timespec *abs_mono)
 {
 	uint32_t delay = l->backoff_min;
+	struct ll_spinner s = ll_spinner_start(l->spin);
 
 	for (;;) {
 		/* Test: spin on a shared copy of the line until the holder releases. */
 		for (unsigned i = 0; atomic_load_explicit(&l->word, memory_order_relaxed); i++) {
 			if (abs_mono && (i & 63) == 63 && ll_deadline_passed(abs_mono))
 				return ETIMEDOUT;
-			ll_spin_wait(l->spin);
+			ll_spinner_wait(&s);
 		}
 		/* Test-and-set: many waiters saw the release; one wins. */
 		if (atomic_exchange_explicit(&l->word, 1, memory_order_acquire) == 0)
@@ -37,7 +38,7 @@ int ll_ttas_lock_slow(ll_ttas_t *l, const struct timespec *abs_mono)
 		/* Lost the race: stay off the line for a random [delay/2, delay]. */
 		uint32_t wait = delay ? delay / 2 + ll_rand32() % (delay / 2 + 1) : 0;
 		for (uint32_t i = 0; i < wait; i++)
-			ll_spin_wait(l->spin);
+			ll_spinner_wait(&s);
 		if (delay < l->backoff_max)
 			delay = delay * 2 > l->backoff_max ? l->backoff_max : delay * 2;
 	}

@@ -276,7 +276,7 @@ const struct ll_rwlock_ops ll_rw_bravo_ops = {
 	.name = "bravo",
 	.summary = "BRAVO (ATC'19): readers CAS a slot of a shared 4096-slot table while "
 		   "biased, over an underlying rwlock (under=pthread)",
-	.flags = LL_ALGO_PARKS,
+	.flags = LL_ALGO_PARKS | LL_ALGO_PREEMPT_SAFE,
 	.knobs = knobs, .nknobs = LL_COUNT(knobs),
 	.config_size = sizeof(struct ll_rw_bravo_config),
 	LL_RW_STATIC_FUNCS(ll_rw_bravo_t),

@@ -102,11 +102,12 @@ static int s_lock_spin(ll_rw_innodb56_t *l, const struct timespec *dl)
 {
 	const uint32_t rounds = l->s.spin_loops;
 	uint32_t i = 0;
+	struct ll_spinner sp = ll_spinner_start(l->s.spin);
 	int rc;
 
 	for (;;) {
 		while (i < rounds && atomic_load_explicit(&l->lock_word, memory_order_relaxed) <= 0) {
-			ll_ib_spin_delay(&l->s);
+			ll_ib_spin_delay(&l->s, &sp);
 			i++;
 		}
 		if (i >= rounds)
@@ -191,9 +192,10 @@ static int x_lock_wait(ll_rw_innodb56_t *l, const struct timespec *dl)
 {
 	const uint32_t rounds = l->s.spin_loops;
 	uint32_t i = 0;
+	struct ll_spinner sp = ll_spinner_start(l->s.spin);
 
 	while (atomic_load_explicit(&l->lock_word, memory_order_acquire) < 0) {
-		ll_ib_spin_delay(&l->s);
+		ll_ib_spin_delay(&l->s, &sp);
 		if (i < rounds) {
 			i++;
 			continue;
@@ -252,6 +254,7 @@ static int wr(ll_rw_innodb56_t *l, const struct timespec *dl, int try)
 	const uintptr_t me = self_id();
 	const uint32_t rounds = l->s.spin_loops;
 	uint32_t i = 0;
+	struct ll_spinner sp = ll_spinner_start(l->s.spin);
 	int rc;
 
 	if (try) {
@@ -271,7 +274,7 @@ static int wr(ll_rw_innodb56_t *l, const struct timespec *dl, int try)
 			return x_finish(l, rc, dl, me);
 		/* Spin while another writer has it; it freed: try again at once. */
 		while (i < rounds && atomic_load_explicit(&l->lock_word, memory_order_relaxed) <= 0) {
-			ll_ib_spin_delay(&l->s);
+			ll_ib_spin_delay(&l->s, &sp);
 			i++;
 		}
 		if (i < rounds)
@@ -370,7 +373,7 @@ const struct ll_rwlock_ops ll_rw_innodb56_ops = {
 	.name = "innodb56-rw",
 	.summary = "InnoDB 5.6 rw_lock_t: lock_word with X_LOCK_DECR, wait_ex, random ut_delay "
 		   "spin, sync array, broadcast",
-	.flags = LL_ALGO_PARKS,
+	.flags = LL_ALGO_PARKS | LL_ALGO_PREEMPT_SAFE,
 	.knobs = knobs, .nknobs = LL_COUNT(knobs),
 	.config_size = sizeof(struct ll_rw_innodb56_config),
 	LL_RW_STATIC_FUNCS(ll_rw_innodb56_t),

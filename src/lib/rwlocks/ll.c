@@ -918,7 +918,7 @@ const struct ll_rwlock_ops ll_rw_ll_ops = {
 	.name = "ll",
 	.summary = "readers in a per-CPU table while the bias is on (BRAVO), writer-first "
 		   "futex rwlock underneath, 48 bytes",
-	.flags = LL_ALGO_PARKS,
+	.flags = LL_ALGO_PARKS | LL_ALGO_PREEMPT_SAFE,
 	.knobs = knobs, .nknobs = LL_COUNT(knobs),
 	.config_size = sizeof(struct ll_rw_ll_config),
 	LL_RW_STATIC_FUNCS(ll_rw_ll_t),

@@ -203,7 +203,7 @@ const struct ll_rwlock_ops ll_rw_partitioned_ops = {
 	.name = "partitioned",
 	.summary = "MySQL's LOCK_grant fix: n glibc rwlocks, a reader takes its thread's, a "
 		   "writer all",
-	.flags = LL_ALGO_PARKS,
+	.flags = LL_ALGO_PARKS | LL_ALGO_PREEMPT_SAFE,
 	.knobs = knobs, .nknobs = LL_COUNT(knobs),
 	.config_size = sizeof(struct ll_rw_partitioned_config),
 	LL_RWLOCK_FUNCS(partitioned, ll_rw_partitioned_t),

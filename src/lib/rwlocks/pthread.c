@@ -68,7 +68,7 @@ _Static_assert(offsetof(ll_rw_pthread_t, rw) == 0, "glibc's rwlock starts the st
 const struct ll_rwlock_ops ll_rw_pthread_ops = {
 	.name = "pthread",
 	.summary = "glibc pthread_rwlock_t: one reader-count word, futex queues",
-	.flags = LL_ALGO_PARKS | LL_ALGO_GLIBC,
+	.flags = LL_ALGO_PARKS | LL_ALGO_GLIBC | LL_ALGO_PREEMPT_SAFE,
 	.knobs = knobs, .nknobs = LL_COUNT(knobs),
 	.config_size = sizeof(struct ll_rw_pthread_config),
 	LL_RWLOCK_FUNCS(pthread, ll_rw_pthread_t),

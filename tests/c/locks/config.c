@@ -49,7 +49,7 @@ int test_config(void)
 	CHECK(ll_mutex_init(&m, "innodb56", "sync_spin_loops=12x", &err) == EINVAL,
 	      "trailing garbage accepted");
 	CHECK(ll_mutex_init(&m, "futex", "spin=wfe", &err) == EINVAL, "bad choice accepted");
-	CHECK(strstr(err.msg, "pause, none, tas, yield"), "message: %s", err.msg);
+	CHECK(strstr(err.msg, "pause, none, tas, yield, auto"), "message: %s", err.msg);
 	CHECK(ll_mutex_init(&m, "futex", "spin_ns", &err) == EINVAL, "missing '=' accepted");
 	CHECK(ll_mutex_init(&m, "futex", "", &err) == 0, "empty options: %s", err.msg);
 	ll_mutex_destroy(&m);

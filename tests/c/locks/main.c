@@ -17,6 +17,8 @@
  *   test_locks ll-poll-bound    ll's poll ends after a rotation while nobody is parked,
  *                               however slowly its yields come back
  *   test_locks ll-poll-queue    ... and goes on past a rotation while others are parked
+ *   test_locks fifo-tp-skip     fifo-tp passes by a queued waiter that stopped running
+ *   test_locks fifo-tp-abandon  fifo-tp's queued timed waiters leave at their deadlines
  *   test_locks config           registry and option errors
  *
  * ctest runs each test for each algorithm of src/lib/locks/algorithms.def and
@@ -34,11 +36,13 @@ int main(int argc, char **argv)
 		{ "ll-pollers", test_ll_pollers, 0 }, { "ll-drain", test_ll_drain, 0 },
 		{ "ll-pause", test_ll_pause, 0 }, { "ll-poll-bound", test_ll_poll_bound, 0 },
 		{ "ll-poll-queue", test_ll_poll_queue, 0 },
+		{ "fifo-tp-skip", test_fifo_tp_skip, 0 }, { "fifo-tp-abandon", test_fifo_tp_abandon, 0 },
 	};
 	const struct test_case *t = test_pick(argc, argv, tests, sizeof(tests) / sizeof(tests[0]),
 					      "exclusion|trylock|timed|wakeup ALGO | nested | config | "
 					      "innodb56-events | ll-pollers | ll-drain | ll-pause | "
-					      "ll-poll-bound | ll-poll-queue",
+					      "ll-poll-bound | ll-poll-queue | fifo-tp-skip | "
+					      "fifo-tp-abandon",
 					      &algo);
 	return t ? t->run() : 2;
 }

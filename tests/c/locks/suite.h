@@ -45,5 +45,7 @@ int test_ll_drain(void);
 int test_ll_pause(void);
 int test_ll_poll_bound(void);
 int test_ll_poll_queue(void);
+int test_fifo_tp_skip(void);
+int test_fifo_tp_abandon(void);
 
 #endif

@@ -21,6 +21,7 @@
 #define FIFO LL_ALGO_FIFO
 #define SPINS LL_ALGO_SPINS
 #define GLIBC LL_ALGO_GLIBC
+#define SAFE LL_ALGO_PREEMPT_SAFE
 
 struct expect {
 	int rwlock;
@@ -30,25 +31,26 @@ struct expect {
 
 /* Every lock of the library and of the peers, as a user reads it in `locklab list`. */
 static const struct expect expected[] = {
-	{ 0, "pthread", PARKS | GLIBC },
-	{ 0, "pthread-adaptive", PARKS | GLIBC },
-	{ 0, "innodb56", PARKS },
-	{ 0, "spin-trylock", PARKS },
+	{ 0, "pthread", PARKS | GLIBC | SAFE },
+	{ 0, "pthread-adaptive", PARKS | GLIBC | SAFE },
+	{ 0, "innodb56", PARKS | SAFE },
+	{ 0, "spin-trylock", PARKS | SAFE },
 	{ 0, "tas", SPINS },
 	{ 0, "ttas", SPINS },
 	{ 0, "ticket", FIFO | SPINS },
 	{ 0, "mcs", FIFO | SPINS },
-	{ 0, "futex", PARKS },
-	{ 0, "ll", PARKS },
+	{ 0, "fifo-tp", PARKS | FIFO | SAFE },
+	{ 0, "futex", PARKS | SAFE },
+	{ 0, "ll", PARKS | SAFE },
 	{ 0, "ck-mcs", FIFO | SPINS },
 	{ 0, "ck-ticket", FIFO | SPINS },
 	{ 0, "ck-fas", SPINS },
-	{ 0, "absl", PARKS },
-	{ 1, "pthread", PARKS | GLIBC },
-	{ 1, "ll", PARKS },
-	{ 1, "partitioned", PARKS },
-	{ 1, "innodb56-rw", PARKS },
-	{ 1, "bravo", PARKS },
+	{ 0, "absl", PARKS | SAFE },
+	{ 1, "pthread", PARKS | GLIBC | SAFE },
+	{ 1, "ll", PARKS | SAFE },
+	{ 1, "partitioned", PARKS | SAFE },
+	{ 1, "innodb56-rw", PARKS | SAFE },
+	{ 1, "bravo", PARKS | SAFE },
 };
 
 static const char *kind_of(int rwlock)
@@ -56,11 +58,16 @@ static const char *kind_of(int rwlock)
 	return rwlock ? "rwlock" : "lock";
 }
 
-/* Rules any table keeps, a new one too: one way to wait, glibc's lock parks. */
+/*
+ * Rules any table keeps, a new one too: one way to wait, glibc's lock parks,
+ * and a lock that only spins survives preemption by its options, if at all.
+ */
 static void check_rules(int rwlock, const char *name, unsigned f)
 {
-	CHECK(!(f & ~(unsigned)(PARKS | FIFO | SPINS | GLIBC)), "%s %s: unknown flags %#x",
+	CHECK(!(f & ~(unsigned)(PARKS | FIFO | SPINS | GLIBC | SAFE)), "%s %s: unknown flags %#x",
 	      kind_of(rwlock), name, f);
+	CHECK(!(f & SPINS) || !(f & SAFE), "%s %s: flags %#x: a spinning lock claims preemption "
+	      "safety whatever its options", kind_of(rwlock), name, f);
 	CHECK(!(f & PARKS) != !(f & SPINS), "%s %s: flags %#x: one of PARKS and SPINS",
 	      kind_of(rwlock), name, f);
 	CHECK(!(f & GLIBC) || (f & PARKS), "%s %s: glibc's lock parks", kind_of(rwlock), name);

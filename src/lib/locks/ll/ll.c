@@ -564,6 +564,7 @@ static int poll_for_lock(ll_ll_t *l, const struct timespec *abs_mono)
 	} while (!atomic_compare_exchange_weak_explicit(&l->pollers, &n, (unsigned short)(n + 1),
 							memory_order_relaxed, memory_order_relaxed));
 	int got = poll_paused(l, now, abs_mono);
+	struct ll_spinner s = ll_spinner_start(l->spin);
 	uint64_t end = ll_ns_add_sat(now, (uint64_t)((double)l->spin_iters * ll_spin_ns(l->spin)));
 	for (uint32_t i = 1; !got; i++) {
 		if (atomic_load_explicit(&l->locked, memory_order_relaxed) == LL_LL_FREE &&
@@ -577,7 +578,7 @@ static int poll_for_lock(ll_ll_t *l, const struct timespec *abs_mono)
 			break;
 		if (poll_overdue(l, now))
 			break;
-		ll_spin_wait(l->spin);
+		ll_spinner_wait(&s);
 	}
 	atomic_fetch_sub_explicit(&l->pollers, 1, memory_order_relaxed);
 	return got;
@@ -728,7 +729,7 @@ const struct ll_lock_ops ll_ll_ops = {
 	.name = "ll",
 	.summary = "locklab's mutex: CAS + plain-store unlock, bounded yielding pollers, one heir, "
 		   "FIFO parking lot, handoff after a turn scaled to the queue",
-	.flags = LL_ALGO_PARKS,
+	.flags = LL_ALGO_PARKS | LL_ALGO_PREEMPT_SAFE,
 	.knobs = knobs, .nknobs = LL_COUNT(knobs),
 	.config_size = sizeof(struct ll_ll_config),
 	LL_OPS_FUNCS(ll, ll_ll_t),

@@ -41,14 +41,25 @@ static void buckets_once_init(void)
 	pthread_atfork(NULL, NULL, buckets_init);
 }
 
-struct ll_park_bucket *ll_park_lock(const void *lock)
+static struct ll_park_bucket *bucket_of(const void *lock)
 {
 	pthread_once(&buckets_once, buckets_once_init);
 	/* Fibonacci hashing of the line address. */
 	uint64_t h = ((uint64_t)(uintptr_t)lock >> 6) * UINT64_C(0x9e3779b97f4a7c15);
-	struct ll_park_bucket *b = &buckets[h >> (64 - BUCKET_BITS)];
+	return &buckets[h >> (64 - BUCKET_BITS)];
+}
+
+struct ll_park_bucket *ll_park_lock(const void *lock)
+{
+	struct ll_park_bucket *b = bucket_of(lock);
 	ll_futex_lock(&b->mu);
 	return b;
+}
+
+struct ll_park_bucket *ll_park_trylock(const void *lock)
+{
+	struct ll_park_bucket *b = bucket_of(lock);
+	return ll_futex_trylock(&b->mu) == 0 ? b : NULL;
 }
 
 void ll_park_unlock(struct ll_park_bucket *b)
@@ -95,6 +106,11 @@ struct ll_park_node *ll_park_first(struct ll_park_bucket *b, const void *lock, i
 	/* Older nodes of this lock cannot exist: only later ones need a look. */
 	*more = node && find_from(node->next, lock) != NULL;
 	return node;
+}
+
+struct ll_park_node *ll_park_next(const struct ll_park_node *node)
+{
+	return find_from(node->next, node->lock);
 }
 
 int ll_park_remove(struct ll_park_bucket *b, struct ll_park_node *node)

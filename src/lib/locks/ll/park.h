@@ -1,8 +1,10 @@
 /*
- * park.h: the parking lot behind `ll`: FIFO queues of sleeping waiters
- * kept outside the lock, in a fixed table of buckets hashed by lock address.
- * The lock word keeps one bit (LL_LL_PARKED) saying its queue is not empty,
- * changed only with the lock's bucket held.
+ * park.h: the parking lot behind `ll` and `fifo-tp`: FIFO queues of
+ * sleeping waiters kept outside the lock, in a fixed table of buckets hashed
+ * by lock address.  Each lock word keeps one bit (LL_LL_PARKED, fifo-tp's
+ * QUEUED) saying its queue is not empty, changed only with the lock's bucket
+ * held.  A lock may embed the node in a larger one of its own (fifo-tp's
+ * waiters publish their heartbeats there).
  *
  * A waiter queues a node on its own stack and sleeps on the node's word, so
  * the thread that dequeues it names it: the promotion is that waiter's
@@ -32,12 +34,16 @@ struct ll_park_bucket;
 
 /* The bucket of `lock`, locked. */
 struct ll_park_bucket *ll_park_lock(const void *lock);
+/* The same without waiting: NULL when another thread has the bucket. */
+struct ll_park_bucket *ll_park_trylock(const void *lock);
 void ll_park_unlock(struct ll_park_bucket *b);
 
 /* With b held: append node (node->lock set by the caller). */
 void ll_park_enqueue(struct ll_park_bucket *b, struct ll_park_node *node);
 /* With b held: the oldest node of `lock` (NULL if none), left queued; *more = it has company. */
 struct ll_park_node *ll_park_first(struct ll_park_bucket *b, const void *lock, int *more);
+/* With b held: the next node of node's lock after node (NULL if none). */
+struct ll_park_node *ll_park_next(const struct ll_park_node *node);
 /* With b held: unlink node (a waiter leaving); returns 1 when another node of its lock remains. */
 int ll_park_remove(struct ll_park_bucket *b, struct ll_park_node *node);
 /* Nodes in the bucket, every lock's (a hint of queue length). */
