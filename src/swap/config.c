@@ -267,7 +267,8 @@ static void outputs_load(void)
 	s = getenv("LOCKLAB_SWAP_SITES_JSON");
 	if (s)
 		snprintf(swap_out.sites_json, sizeof(swap_out.sites_json), "%s", s);
-	swap_hot.counting = swap_out.stats_line || swap_out.stats_json[0];
+	if (swap_out.stats_line || swap_out.stats_json[0])
+		swap_hot.general |= SWAP_COUNTING;
 	/* The stats line is written at exit, whatever the program did with fd 2. */
 	pl_stderr_keep(swap_out.stats_line);
 }
@@ -307,7 +308,8 @@ void swap_config_load(void)
 		size_t need = slot_bytes_for(swap_classes[i].ops->state_size);
 		if (need > swap_mutex_slots.bytes)
 			swap_mutex_slots.bytes = need;
-		swap_hot.watching |= swap_classes[i].pure_spin;
+		if (swap_classes[i].pure_spin)
+			swap_hot.general |= SWAP_WATCHING;
 	}
 	outputs_load();
 	swap_tls.setup--;

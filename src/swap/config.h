@@ -43,10 +43,11 @@ extern struct swap_class *swap_rest;   /* swap_classes[0], or swap_glibc_class *
  * set by swap_config_load (fork_gen by a forked child, alone), read-only
  * otherwise. */
 struct swap_hot {
-	int counting;            /* stats on: count acquisitions */
-	/* A class is a pure spinlock and nobody has been warned yet: its threads
-	 * are counted on the general path (spinwatch.c), cleared once warned. */
-	int watching;
+	/* Why lock and unlock take the general path (0: neither), one word so that
+	 * the fast path tests one: SWAP_COUNTING, stats on (set once); SWAP_WATCHING,
+	 * a class is a pure spinlock and nobody has been warned yet, its threads are
+	 * counted there (spinwatch.c), cleared once warned. */
+	int general;
 	unsigned fork_gen;       /* forks since the first process (slot.c) */
 	/* The rwlocks' classes: NULL, every rwlock glibc's (neither
 	 * LOCKLAB_SWAP_RWLOCK nor _FOR); else the class of those no site chose
@@ -55,6 +56,14 @@ struct swap_hot {
 	int rw_nsites;           /* LOCKLAB_SWAP_RWLOCK_FOR's sites: swap_rwclasses[1..] */
 };
 extern struct swap_hot swap_hot __attribute__((aligned(64)));
+#define SWAP_COUNTING 1
+#define SWAP_WATCHING 2
+
+/* Relaxed: SWAP_WATCHING is cleared while others read the word. */
+static inline int swap_general(void)
+{
+	return __atomic_load_n(&swap_hot.general, __ATOMIC_RELAXED);
+}
 
 /* Whether the lock was last used before a fork (acquire: a repair's slot is
  * seen with the gen that publishes it). */
@@ -100,7 +109,7 @@ static inline void swap_configured(void)
 /* One line on stderr, by write(): no stdio buffer, no malloc. */
 void swap_say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
-static inline int swap_counting(void) { return swap_hot.counting; }
+static inline int swap_counting(void) { return swap_general() & SWAP_COUNTING; }
 
 /* swap_glibcs() (swap.h), or a mutex whose class is glibc's (relaxed: set once, at init
  * or first use).  Lock and unlock leave the class to their general path. */
@@ -117,7 +126,7 @@ static inline int swap_counting(void) { return swap_hot.counting; }
 void swap_spin_meet(const struct swap_class *c);
 static inline int swap_watching(void)
 {
-	return __atomic_load_n(&swap_hot.watching, __ATOMIC_RELAXED);
+	return swap_general() & SWAP_WATCHING;
 }
 
 #pragma GCC visibility pop

@@ -210,8 +210,7 @@ __attribute__((noinline)) int swap_release(pthread_mutex_t *m, int kind)
  */
 static inline void *fast_slot(struct swap_mutex *s, int kind)
 {
-	if (owned_type(kind) || swap_stale(&s->gen) || unlikely(swap_hot.counting) ||
-	    unlikely(swap_watching()))
+	if (owned_type(kind) || swap_stale(&s->gen) || unlikely(swap_general()))
 		return NULL;
 	return slot_of_made(s);
 }

@@ -6,7 +6,7 @@
  * slice while the holder, or the waiter whose turn it is, waits for a CPU.
  *
  * While a pure spinlock class exists and nobody has been warned
- * (swap_hot.watching), its mutexes take the general path, where each
+ * (SWAP_WATCHING in swap_hot.general), its mutexes take the general path, where each
  * thread's first acquisition comes here.  Once more threads have met one
  * than the process may use CPUs, the live threads are counted from
  * /proc/self/stat (threads that have exited do not count); if they
@@ -86,5 +86,5 @@ void swap_spin_meet(const struct swap_class *c)
 		 "CPU; locks that survive this: %s", c->name, c->opts[0] ? ":" : "", c->opts, live,
 		 cpus, alt);
 	swap_tls.busy--;
-	__atomic_store_n(&swap_hot.watching, 0, __ATOMIC_RELAXED);
+	__atomic_and_fetch(&swap_hot.general, ~SWAP_WATCHING, __ATOMIC_RELAXED);
 }
